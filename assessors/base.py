@@ -1,0 +1,342 @@
+"""The backend protocol and the Assessor wrapper that every LLM call goes through.
+
+A backend does one thing: turn a Request into a Completion, raising TransientError (worth
+retrying) or PermanentError (not). The Assessor owns everything else, in this order:
+
+    cache lookup -> concurrency limit -> classified retries (tenacity) -> backend
+
+and, in `ask()`, the parse / re-ask loop. Defaults: `complete(request)` sends the Request as it
+is; `ask()` builds the Request from the Assessor's temperature and, when the Assessor was given
+one, its max_tokens (which then overrides the per-call value, so a user's --max-tokens wins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from nuggetizer.cache import cache_key
+from nuggetizer.errors import AssessorError
+from nuggetizer.parsing import ParseFailure
+
+if TYPE_CHECKING:
+    from nuggetizer.cache import Cache
+
+__all__ = [
+    "Assessor",
+    "Backend",
+    "Completion",
+    "ParseFailure",
+    "Parsed",
+    "PermanentError",
+    "Request",
+    "Stats",
+    "TransientError",
+]
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+CACHE_FORMAT = 1  # bump to invalidate every stored call when the key or value shape changes
+
+
+@dataclass(frozen=True)
+class Request:
+    """One chat call. `schema` (may be a top-level array) constrains the output when given."""
+
+    messages: tuple[tuple[str, str], ...]
+    schema: dict[str, Any] | None = None
+    max_tokens: int = 512
+    temperature: float = 0.0
+    seed: int | None = None
+    top_logprobs: int = 0  # > 0: return the first generated token's top alternatives
+
+
+@dataclass
+class Completion:
+    """What a backend returned (or the cache replayed: cached=True)."""
+
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    first_token_logprobs: dict[str, float] | None = None
+    cached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (without `cached`)."""
+        data = dataclasses.asdict(self)
+        data.pop("cached")
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, cached: bool = False) -> Completion:
+        """Rebuild from `to_json()` output, ignoring unknown keys."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"cached"}
+        return cls(**{k: v for k, v in data.items() if k in names}, cached=cached)
+
+
+class TransientError(Exception):
+    """Worth retrying: 429, 5xx, timeouts, dropped connections."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    """Not worth retrying: a 4xx other than 408/429, a bad request, a missing model."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """An LLM reachable one request at a time.
+
+    Optional attributes the Assessor reads when present: `endpoint` (str, where the model is
+    reached, named in error messages, never in cache keys) and `options` (dict of backend
+    settings that change the output, e.g. the structured-output mode; part of cache keys).
+    """
+
+    spec: str
+    model: str
+    max_concurrency: int
+
+    async def complete(self, request: Request) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass
+class Parsed(Generic[T]):
+    """Outcome of `Assessor.ask`: value is None when every attempt failed to parse."""
+
+    value: T | None
+    raw: str
+    attempts: int
+    error: str | None
+
+
+@dataclass
+class Stats:
+    """Counters, updated by the Assessor."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    reasks: int = 0
+    unparsed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+def correction_message(reason: str) -> str:
+    """The user turn sent after an unparseable answer."""
+    return (
+        f"Your answer could not be used: {reason}. "
+        "Answer again with only the required format."
+    )
+
+
+@dataclass
+class _Wait:
+    """Jittered exponential backoff that waits at least the server's Retry-After."""
+
+    initial: float
+    maximum: float
+    _jitter: wait_random_exponential = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._jitter = wait_random_exponential(multiplier=self.initial, max=self.maximum)
+
+    def __call__(self, state: RetryCallState) -> float:
+        delay = self._jitter(state)
+        exc = state.outcome.exception() if state.outcome is not None else None
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            delay = max(delay, float(retry_after))
+        return delay
+
+
+class Assessor:
+    """Owns, in this order: cache lookup -> concurrency limit -> classified retries -> backend."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        cache: Cache | None,
+        *,
+        concurrency: int | None = None,
+        max_retries: int = 6,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        retry_wait: float = 1.0,
+        retry_max_wait: float = 60.0,
+    ) -> None:
+        limit = backend.max_concurrency if concurrency is None else min(
+            concurrency, backend.max_concurrency
+        )
+        if limit < 1:
+            raise ValueError(f"concurrency must be at least 1, got {limit}")
+        self.backend = backend
+        self.cache = cache
+        self.spec = backend.spec
+        self.model = backend.model
+        self.concurrency = limit
+        self.max_retries = max_retries
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.stats = Stats()
+        self._wait = _Wait(retry_wait, retry_max_wait)
+        self._sem: asyncio.Semaphore | None = None
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return str(getattr(self.backend, "endpoint", None) or self.spec)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(getattr(self.backend, "options", None) or {})
+
+    def cache_key(self, request: Request) -> str:
+        """Key of `request`: what decides the output, never where the model is reached."""
+        return cache_key(
+            {
+                "format": CACHE_FORMAT,
+                "model": self.model,
+                "messages": [list(m) for m in request.messages],
+                "schema": request.schema,
+                "max_tokens": request.max_tokens,
+                "temperature": request.temperature,
+                "seed": request.seed,
+                "top_logprobs": request.top_logprobs,
+                "options": self.options,
+            }
+        )
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:
+            self._sem = asyncio.Semaphore(self.concurrency)
+            self._sem_loop = loop
+        return self._sem
+
+    async def complete(self, request: Request) -> Completion:
+        """The completion of `request`: from the cache, else from the backend (then stored)."""
+        key = self.cache_key(request) if self.cache is not None else None
+        if key is not None and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return Completion.from_json(hit, cached=True)
+        async with self._semaphore():
+            completion = await self._call_with_retries(request)
+        self.stats.calls += 1
+        self.stats.prompt_tokens += completion.prompt_tokens
+        self.stats.completion_tokens += completion.completion_tokens
+        if key is not None and self.cache is not None:
+            self.cache.put(key, completion.to_json())
+        return completion
+
+    def _count_retry(self, state: RetryCallState) -> None:
+        self.stats.retries += 1
+        exc = state.outcome.exception() if state.outcome is not None else None
+        log.warning(
+            "%s: transient failure (attempt %d of %d): %s",
+            self.endpoint, state.attempt_number, self.max_retries + 1, exc,
+        )
+
+    async def _call_with_retries(self, request: Request) -> Completion:
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(TransientError),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            before_sleep=self._count_retry,
+            reraise=True,
+        )
+        try:
+            return await retrying(self.backend.complete, request)
+        except TransientError as exc:
+            raise AssessorError(
+                f"{self.spec} at {self.endpoint}: gave up after {self.max_retries + 1} "
+                f"attempts; last error: {exc}"
+            ) from exc
+        except PermanentError as exc:
+            raise AssessorError(
+                f"{self.spec} at {self.endpoint} refused the request: {exc}"
+            ) from exc
+
+    async def ask(
+        self,
+        messages: Sequence[tuple[str, str]],
+        parse: Callable[[str], T],
+        *,
+        schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        reasks: int = 2,
+    ) -> Parsed[T]:
+        """Ask, parse, and re-ask with a correction (up to `reasks` times) until it parses.
+
+        Every attempt is an ordinary cached call, so a rerun replays without the backend.
+        After the last failure the value is None and `error` says why; nothing is invented.
+        """
+        conversation = tuple((str(role), str(content)) for role, content in messages)
+        tokens = self.max_tokens if self.max_tokens is not None else max_tokens
+        raw, reason = "", "no attempt made"
+        for attempt in range(reasks + 1):
+            request = Request(
+                messages=conversation,
+                schema=schema,
+                max_tokens=tokens,
+                temperature=self.temperature,
+            )
+            completion = await self.complete(request)
+            raw = completion.text
+            try:
+                value = parse(raw)
+            except ParseFailure as exc:
+                reason = str(exc) or "the answer did not have the required format"
+                if completion.finish_reason == "length":
+                    reason += f" (the answer was cut off at {tokens} tokens)"
+            else:
+                return Parsed(value=value, raw=raw, attempts=attempt + 1, error=None)
+            if attempt < reasks:
+                self.stats.reasks += 1
+                conversation += (("assistant", raw), ("user", correction_message(reason)))
+        self.stats.unparsed += 1
+        return Parsed(value=None, raw=raw, attempts=reasks + 1, error=reason)
+
+    def provenance(self) -> dict[str, Any]:
+        """What to record next to every output made with this assessor."""
+        record: dict[str, Any] = {
+            "assessor": self.spec,
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.options:
+            record["options"] = self.options
+        return record
+
+    async def aclose(self) -> None:
+        """Close the backend (the cache belongs to the caller)."""
+        await self.backend.aclose()
+
+    async def __aenter__(self) -> Assessor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"Assessor({self.spec!r}, model={self.model!r}, concurrency={self.concurrency})"

@@ -1,0 +1,117 @@
+"""Content-addressed store of LLM calls: SQLite (WAL mode), JSON values, one commit per put.
+
+The key is the sha256 of the canonical JSON of everything that decides the output of a call
+(model, messages, schema, sampling options, structured-output mode), built by `cache_key`.
+Where the model was reached (base URL, API key) is deliberately left out, so the same model
+served from another machine replays the same answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Cache", "cache_key", "canonical_json", "default_cache_path"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys and no insignificant whitespace (tuples become lists)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def cache_key(fields: dict[str, Any]) -> str:
+    """sha256 hex digest of the canonical JSON of `fields`."""
+    return hashlib.sha256(canonical_json(fields).encode("utf-8")).hexdigest()
+
+
+def default_cache_path() -> Path:
+    """$NUGGETIZER_CACHE, else $XDG_CACHE_HOME/nuggetizer/llm-cache.sqlite, else ~/.cache/..."""
+    explicit = os.environ.get("NUGGETIZER_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    root = Path(base).expanduser() if base else Path.home() / ".cache"
+    return root / "nuggetizer" / "llm-cache.sqlite"
+
+
+class Cache:
+    """A SQLite table of key -> JSON object; safe to share between threads of one process."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = sqlite3.connect(
+            str(self.path), check_same_thread=False, timeout=30.0
+        )
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(_SCHEMA)
+        self._conn.commit()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError(f"cache {self.path} is closed")
+        return self._conn
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored object for `key`, or None."""
+        with self._lock:
+            row = self._connection().execute(
+                "SELECT value FROM calls WHERE key = ?", (key,)
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store `value` under `key` (replacing any old one) and commit at once."""
+        text = json.dumps(value, ensure_ascii=False)
+        with self._lock:
+            conn = self._connection()
+            conn.execute(
+                "INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
+                (key, text, time.time()),
+            )
+            conn.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._connection().execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        with self._lock:
+            row = self._connection().execute(
+                "SELECT 1 FROM calls WHERE key = ?", (key,)
+            ).fetchone()
+        return row is not None
+
+    def close(self) -> None:
+        """Close the connection; further use raises RuntimeError."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.path)!r})"

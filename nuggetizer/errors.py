@@ -1,0 +1,37 @@
+"""Errors the toolkit raises on purpose; the CLI turns each into one line and an exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class NuggetizerError(Exception):
+    """Base class: a problem the user can fix; printed without a traceback."""
+
+    exit_code = 2
+
+
+class InputError(NuggetizerError):
+    """A bad input file: names the file, the 1-based line (when known) and what was expected."""
+
+    def __init__(self, path: str | Path | None, line: int | None, message: str) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or "<input>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+class ConfigError(NuggetizerError):
+    """A bad option, assessor spec or track config."""
+
+
+class AssessorError(NuggetizerError):
+    """The LLM could not be reached or refused the request after the allowed retries."""
+
+    exit_code = 1

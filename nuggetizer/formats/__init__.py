@@ -1,0 +1,25 @@
+"""Readers and writers of the files users hold: strict, with file:line in every error."""
+
+from nuggetizer.formats.assessments import assessment_record, read_assessments
+from nuggetizer.formats.corpus import read_corpus
+from nuggetizer.formats.jsonl import Journal, iter_jsonl, write_jsonl_atomic, write_text_atomic
+from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
+from nuggetizer.formats.qrels import read_qrels
+from nuggetizer.formats.runs import read_run, read_runs
+from nuggetizer.formats.topics import read_topics
+
+__all__ = [
+    "Journal",
+    "assessment_record",
+    "iter_jsonl",
+    "nuggets_record",
+    "read_assessments",
+    "read_corpus",
+    "read_nuggets",
+    "read_qrels",
+    "read_run",
+    "read_runs",
+    "read_topics",
+    "write_jsonl_atomic",
+    "write_text_atomic",
+]

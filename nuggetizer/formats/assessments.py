@@ -1,0 +1,111 @@
+"""Assessments: one JSONL line per (run, topic), each nugget with its assignment label.
+
+`{"run_id", "qid", "query", "answer_text", "length"?, "nuggets": [{"text", "importance",
+"assignment", "raw"?}], "provenance"?}`. castorini's assignment files read too: they spell
+`length` as `response_length`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.errors import InputError
+from nuggetizer.formats.jsonl import field, id_field, iter_jsonl
+from nuggetizer.formats.nuggets import check_label, parse_nugget, warn_labels
+from nuggetizer.types import AssessedNugget, Assessment
+
+ASSIGNMENT_VALUES: tuple[str, ...] = ("support", "partial_support", "not_support", "unjudged")
+
+
+def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: bool) -> Assessment:
+    """One assessment line; under `lenient`, unknown labels become "unjudged" and are logged."""
+    run_id = id_field(obj, ("run_id",), path, line)
+    qid = id_field(obj, ("qid",), path, line)
+    query = field(obj, "query", str, path, line)
+    answer_text = field(obj, "answer_text", str, path, line)
+    length_key = "length" if "length" in obj else "response_length"
+    length = field(obj, length_key, int, path, line, default=None)
+    items = field(obj, "nuggets", list, path, line)
+    nuggets: list[AssessedNugget] = []
+    bad_importance: list[str] = []
+    bad_assignment: list[str] = []
+    for k, item in enumerate(items):
+        text, importance, raw_importance = parse_nugget(item, k, path, line, lenient=lenient)
+        where = f"nuggets[{k}]."
+        label = field(item, "assignment", str, path, line, where=where)
+        assignment = check_label(
+            label, ASSIGNMENT_VALUES, f"{where}assignment label", path, line, lenient=lenient
+        )
+        if importance is None:
+            bad_importance.append(raw_importance)
+        if assignment is None:
+            bad_assignment.append(label)
+        nuggets.append(
+            AssessedNugget(
+                text=text,
+                importance=importance or "unjudged",
+                assignment=assignment or "unjudged",
+                raw=field(item, "raw", str, path, line, default=None, where=where),
+            )
+        )
+    warn_labels(path, line, "importance", bad_importance)
+    warn_labels(path, line, "assignment", bad_assignment)
+    return Assessment(
+        run_id=run_id,
+        qid=qid,
+        query=query,
+        answer_text=answer_text,
+        length=length,
+        nuggets=nuggets,
+    )
+
+
+def read_assessments(path: str | Path, *, lenient: bool = False) -> list[Assessment]:
+    """Read an assessments file in file order; a (run, topic) pair twice is an error.
+
+    An unknown importance or assignment label is an InputError naming it; with `lenient` it
+    becomes "unjudged" and is logged at file:line.
+    """
+    path = Path(path)
+    result: list[Assessment] = []
+    lines: dict[tuple[str, str], int] = {}
+    for number, obj in iter_jsonl(path):
+        assessment = parse_assessment(obj, path, number, lenient=lenient)
+        key = (assessment.run_id, assessment.qid)
+        if key in lines:
+            raise InputError(
+                path,
+                number,
+                f"run {key[0]!r} topic {key[1]!r} assessed twice (also on line {lines[key]})",
+            )
+        lines[key] = number
+        result.append(assessment)
+    if not result:
+        raise InputError(path, None, "no assessments in file")
+    return result
+
+
+def assessment_record(a: Assessment, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSONL record of one assessment; `raw` only where set, `provenance` when given."""
+    nuggets = []
+    for n in a.nuggets:
+        item: dict[str, Any] = {
+            "text": n.text,
+            "importance": n.importance,
+            "assignment": n.assignment,
+        }
+        if n.raw is not None:
+            item["raw"] = n.raw
+        nuggets.append(item)
+    record: dict[str, Any] = {
+        "run_id": a.run_id,
+        "qid": a.qid,
+        "query": a.query,
+        "answer_text": a.answer_text,
+        "length": a.length,
+        "nuggets": nuggets,
+    }
+    if provenance is not None:
+        record["provenance"] = provenance
+    return record

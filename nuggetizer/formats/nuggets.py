@@ -1,0 +1,115 @@
+"""Nugget answer keys: one JSONL line per topic.
+
+`{"qid", "query", "nuggets": [{"text", "importance"}]}`, the format the castorini nuggetizer
+reads and writes, plus a `provenance` block on output. Extra keys are ignored on input.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.errors import InputError
+from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, type_name
+from nuggetizer.types import Nugget, NuggetList
+
+log = logging.getLogger(__name__)
+
+IMPORTANCE_VALUES: tuple[str, ...] = ("vital", "okay", "unjudged")
+
+
+def check_label(
+    value: str,
+    allowed: tuple[str, ...],
+    what: str,
+    path: Path,
+    line: int,
+    *,
+    lenient: bool,
+) -> str | None:
+    """`value` as one of `allowed` (case and surrounding space ignored).
+
+    Anything else is an InputError naming the label, or, when `lenient`, None: the caller
+    records "unjudged" (never a real label) and reports the label with `warn_labels`.
+    """
+    label = value.strip().lower()
+    if label in allowed:
+        return label
+    if not lenient:
+        raise InputError(path, line, f"{what} {value!r} is not one of {', '.join(allowed)}")
+    return None
+
+
+def warn_labels(path: Path, line: int, what: str, labels: list[str]) -> None:
+    """Log, once for the line, the unknown labels a lenient read recorded as unjudged."""
+    if labels:
+        shown = ", ".join(repr(x) for x in dict.fromkeys(labels))
+        log.warning(
+            "%s:%d: %d %s label(s) not recognised (%s); recorded as unjudged",
+            path,
+            line,
+            len(labels),
+            what,
+            shown,
+        )
+
+
+def parse_nugget(
+    item: Any, k: int, path: Path, line: int, *, lenient: bool
+) -> tuple[str, str | None, str]:
+    """(text, importance or None when unknown under `lenient`, raw importance) of `nuggets[k]`."""
+    where = f"nuggets[{k}]."
+    if not isinstance(item, dict):
+        raise InputError(path, line, f"nuggets[{k}] must be an object, got {type_name(item)}")
+    text = field(item, "text", str, path, line, where=where)
+    if not text.strip():
+        raise InputError(path, line, f"{where}text is empty")
+    raw = field(item, "importance", str, path, line, default="unjudged", where=where)
+    importance = check_label(
+        raw, IMPORTANCE_VALUES, f"{where}importance label", path, line, lenient=lenient
+    )
+    return text, importance, raw
+
+
+def read_nuggets(path: str | Path, *, lenient: bool = False) -> dict[str, NuggetList]:
+    """Read a nuggets file: {qid: NuggetList} in file order.
+
+    A missing importance means "unjudged". An unknown importance label is an InputError; with
+    `lenient` (for files written by other tools, e.g. castorini's "failed") it becomes
+    "unjudged" and is logged, so it can never pass for vital or okay.
+    """
+    path = Path(path)
+    result: dict[str, NuggetList] = {}
+    lines: dict[str, int] = {}
+    for number, obj in iter_jsonl(path):
+        qid = id_field(obj, ("qid",), path, number)
+        query = field(obj, "query", str, path, number)
+        items = field(obj, "nuggets", list, path, number)
+        nuggets, unknown = [], []
+        for k, item in enumerate(items):
+            text, importance, raw = parse_nugget(item, k, path, number, lenient=lenient)
+            nuggets.append(Nugget(text=text, importance=importance or "unjudged"))
+            if importance is None:
+                unknown.append(raw)
+        warn_labels(path, number, "importance", unknown)
+        if qid in result:
+            raise InputError(path, number, f"duplicate qid {qid!r} (also on line {lines[qid]})")
+        result[qid] = NuggetList(qid=qid, query=query, nuggets=nuggets)
+        lines[qid] = number
+    if not result:
+        raise InputError(path, None, "no nugget lists in file")
+    return result
+
+
+def nuggets_record(nl: NuggetList, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSONL record of one topic's nuggets; `provenance` is added when given."""
+    record: dict[str, Any] = {
+        "qid": nl.qid,
+        "query": nl.query,
+        "nuggets": [{"text": n.text, "importance": n.importance} for n in nl.nuggets],
+    }
+    if provenance is not None:
+        record["provenance"] = provenance
+    return record
+

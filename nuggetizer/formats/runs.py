@@ -1,0 +1,156 @@
+"""RAG answer runs: the TREC RAG 2024 and 2025 answer JSONL shapes, one run per file.
+
+2024: `{"run_id", "topic_id", "topic", "references", "response_length", "answer": [...]}`.
+2025: `{"metadata": {"run_id", "narrative_id", "narrative"?, ...}, "references", "answer"}`.
+Each `answer` item is `{"text": str, "citations": [int, ...]}`, a citation being an index into
+`references`; the 2025 shape may also cite by segment id, which is turned into that index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.errors import InputError
+from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, type_name
+from nuggetizer.types import Answer, Sentence
+
+
+def _citations(
+    item: dict[str, Any],
+    references: list[str],
+    by_id: bool,
+    path: Path,
+    line: int,
+    where: str,
+) -> list[int]:
+    """The citation indexes of one answer sentence, each checked against `references`."""
+    raw = field(item, "citations", list, path, line, where=where)
+    out: list[int] = []
+    for k, cite in enumerate(raw):
+        label = f"{where}citations[{k}]"
+        if by_id and isinstance(cite, str):
+            try:
+                cite = references.index(cite)
+            except ValueError:
+                raise InputError(
+                    path, line, f"{label} cites {cite!r}, which is not in references"
+                ) from None
+        elif isinstance(cite, bool) or not isinstance(cite, int):
+            raise InputError(
+                path,
+                line,
+                f"{label} must be an integer index into references, got {type_name(cite)}",
+            )
+        if not 0 <= cite < len(references):
+            raise InputError(
+                path,
+                line,
+                f"{label} is {cite}, outside references (0..{len(references) - 1})"
+                if references
+                else f"{label} is {cite}, but references is empty",
+            )
+        out.append(cite)
+    return out
+
+
+def _sentences(
+    obj: dict[str, Any], references: list[str], by_id: bool, path: Path, line: int
+) -> list[Sentence]:
+    items = field(obj, "answer", list, path, line)
+    sentences: list[Sentence] = []
+    for k, item in enumerate(items):
+        where = f"answer[{k}]."
+        if not isinstance(item, dict):
+            raise InputError(
+                path,
+                line,
+                f"answer[{k}] must be an object with 'text' and 'citations', got {type_name(item)}",
+            )
+        text = field(item, "text", str, path, line, where=where)
+        cites = _citations(item, references, by_id, path, line, where)
+        sentences.append(Sentence(text=text, citations=cites))
+    return sentences
+
+
+def _references(obj: dict[str, Any], path: Path, line: int) -> list[str]:
+    refs = field(obj, "references", list, path, line, default=[])
+    for k, ref in enumerate(refs):
+        if not isinstance(ref, str):
+            raise InputError(
+                path, line, f"references[{k}] must be a string segment id, got {type_name(ref)}"
+            )
+    return refs
+
+
+def parse_answer(obj: dict[str, Any], path: Path, line: int) -> Answer:
+    """One answer line of either shape (2025 when a `metadata` key is present)."""
+    references = _references(obj, path, line)
+    if "metadata" in obj:
+        meta = field(obj, "metadata", dict, path, line)
+        run_id = id_field(meta, ("run_id",), path, line, where="metadata.")
+        topic_id = id_field(meta, ("narrative_id",), path, line, where="metadata.")
+        topic = field(meta, "narrative", str, path, line, default="", where="metadata.")
+        by_id = True
+    else:
+        run_id = id_field(obj, ("run_id",), path, line)
+        topic_id = id_field(obj, ("topic_id",), path, line)
+        topic = field(obj, "topic", str, path, line, default="")
+        by_id = False
+    length = field(obj, "response_length", int, path, line, default=None)
+    return Answer(
+        run_id=run_id,
+        topic_id=topic_id,
+        topic=topic,
+        references=references,
+        response_length=length,
+        sentences=_sentences(obj, references, by_id, path, line),
+    )
+
+
+def read_run(path: str | Path) -> tuple[str, dict[str, Answer]]:
+    """Read one run file: (run id, answers by topic id in file order)."""
+    path = Path(path)
+    answers: dict[str, Answer] = {}
+    lines: dict[str, int] = {}
+    run_id: str | None = None
+    first_line = 0
+    for number, obj in iter_jsonl(path):
+        answer = parse_answer(obj, path, number)
+        if run_id is None:
+            run_id, first_line = answer.run_id, number
+        elif answer.run_id != run_id:
+            raise InputError(
+                path,
+                number,
+                f"line {number} has run id {answer.run_id!r} but line {first_line} has "
+                f"{run_id!r}: one run per file",
+            )
+        if answer.topic_id in answers:
+            raise InputError(
+                path,
+                number,
+                f"duplicate topic {answer.topic_id!r} (also on line {lines[answer.topic_id]})",
+            )
+        answers[answer.topic_id] = answer
+        lines[answer.topic_id] = number
+    if run_id is None:
+        raise InputError(path, None, "run file is empty")
+    return run_id, answers
+
+
+def read_runs(paths: Iterable[str | Path]) -> dict[str, dict[str, Answer]]:
+    """Read several run files: {run id: {topic id: answer}}; a run id in two files is an error."""
+    runs: dict[str, dict[str, Answer]] = {}
+    sources: dict[str, Path] = {}
+    for p in paths:
+        p = Path(p)
+        run_id, answers = read_run(p)
+        if run_id in runs:
+            raise InputError(
+                p, None, f"run id {run_id!r} is also the run id of {sources[run_id]}"
+            )
+        runs[run_id] = answers
+        sources[run_id] = p
+    return runs

@@ -1,0 +1,61 @@
+"""Topics: TSV `id<TAB>text`, or JSONL with `id`/`topic_id`/`qid` and `title`/`query`/`text`.
+
+JSONL also takes `narrative`, the text key of the TREC RAG 2025 topic files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from nuggetizer.errors import InputError
+from nuggetizer.formats.jsonl import base_suffix, first_field, id_field, iter_jsonl, iter_lines
+from nuggetizer.types import Topic
+
+ID_KEYS = ("id", "topic_id", "qid")
+TEXT_KEYS = ("title", "query", "text", "narrative")  # narrative: TREC RAG 2025 topics
+
+
+def _iter_tsv(path: Path) -> Iterator[tuple[int, str, str]]:
+    for number, line in iter_lines(path):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) != 2:
+            raise InputError(
+                path,
+                number,
+                f"expected 2 tab-separated columns (id, text), found {len(columns)}",
+            )
+        yield number, columns[0].strip(), columns[1].strip()
+
+
+def _iter_json(path: Path) -> Iterator[tuple[int, str, str]]:
+    for number, obj in iter_jsonl(path):
+        topic_id = id_field(obj, ID_KEYS, path, number)
+        _, text = first_field(obj, TEXT_KEYS, str, path, number)
+        yield number, topic_id, text.strip()
+
+
+def read_topics(path: str | Path) -> dict[str, Topic]:
+    """Read topics in file order; JSONL for `.jsonl`/`.json` (optionally `.gz`), else TSV."""
+    path = Path(path)
+    rows = _iter_json(path) if base_suffix(path) in (".jsonl", ".json") else _iter_tsv(path)
+    topics: dict[str, Topic] = {}
+    lines: dict[str, int] = {}
+    for number, topic_id, text in rows:
+        if not topic_id:
+            raise InputError(path, number, "empty topic id")
+        if not text:
+            raise InputError(path, number, f"empty text for topic {topic_id!r}")
+        if topic_id in topics:
+            raise InputError(
+                path,
+                number,
+                f"duplicate topic id {topic_id!r} (also on line {lines[topic_id]})",
+            )
+        topics[topic_id] = Topic(id=topic_id, text=text)
+        lines[topic_id] = number
+    if not topics:
+        raise InputError(path, None, "no topics in file")
+    return topics

@@ -1,0 +1,1 @@
+"""Answer-key methods: one module per method."""

@@ -1,0 +1,118 @@
+"""Score assessments into per-topic and per-run tables; write leaderboard and per-topic TSVs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nuggetizer.formats.jsonl import write_text_atomic
+from nuggetizer.measures import MEASURES, nugget_scores, word_count
+from nuggetizer.types import Assessment
+
+SCORED = tuple(m for m in MEASURES if m != "L")
+
+
+@dataclass
+class ScoreTable:
+    """Scores of every run on every topic of the universe, with run means."""
+
+    topics: list[str]
+    per_topic: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    means: dict[str, dict[str, float]] = field(default_factory=dict)
+    unjudged: dict[str, int] = field(default_factory=dict)
+    missing: dict[str, int] = field(default_factory=dict)
+    no_vital: list[str] = field(default_factory=list)
+    outside: int = 0
+
+    def ranking(self) -> list[str]:
+        """Run ids by V_strict descending, then run id."""
+        return sorted(self.means, key=lambda r: (-self.means[r]["V_strict"], r))
+
+
+def _length(assessment: Assessment) -> float:
+    if assessment.length is not None:
+        return float(assessment.length)
+    return float(word_count(assessment.answer_text))
+
+
+def score(assessments: Iterable[Assessment], universe: Sequence[str] | None = None) -> ScoreTable:
+    """Score every (run, topic); a universe topic a run did not answer scores 0 (trec_eval -c).
+
+    Without a universe, it is every topic seen in any assessment. L is averaged over the
+    topics a run answered.
+    """
+    by_run: dict[str, dict[str, Assessment]] = {}
+    seen: dict[str, None] = {}
+    for assessment in assessments:
+        by_run.setdefault(assessment.run_id, {})[assessment.qid] = assessment
+        seen.setdefault(assessment.qid)
+    topics = list(universe) if universe is not None else list(seen)
+    wanted = set(topics)
+    table = ScoreTable(topics=topics)
+    no_vital: set[str] = set()
+    for run_id, answered in by_run.items():
+        table.outside += sum(1 for qid in answered if qid not in wanted)
+        rows: dict[str, dict[str, float]] = {}
+        lengths: list[float] = []
+        unjudged = 0
+        for qid in topics:
+            assessment = answered.get(qid)
+            if assessment is None:
+                rows[qid] = {m: 0.0 for m in SCORED}
+                continue
+            labels = [(n.importance, n.assignment) for n in assessment.nuggets]
+            rows[qid] = nugget_scores(labels)
+            rows[qid]["L"] = _length(assessment)
+            lengths.append(rows[qid]["L"])
+            unjudged += sum(1 for _, a in labels if a == "unjudged")
+            if not any(i == "vital" for i, _ in labels):
+                no_vital.add(qid)
+        table.per_topic[run_id] = rows
+        count = len(topics) or 1
+        means = {m: sum(r[m] for r in rows.values()) / count for m in SCORED}
+        means["L"] = sum(lengths) / len(lengths) if lengths else 0.0
+        table.means[run_id] = means
+        table.unjudged[run_id] = unjudged
+        table.missing[run_id] = len(topics) - len(lengths)
+    table.no_vital = [q for q in topics if q in no_vital]
+    return table
+
+
+def leaderboard_tsv(table: ScoreTable) -> str:
+    """`run_id V_strict V W_strict W A_strict A L`, 4 decimals, sorted by V_strict."""
+    lines = ["\t".join(("run_id", *MEASURES))]
+    for run_id in table.ranking():
+        means = table.means[run_id]
+        lines.append("\t".join([run_id, *(f"{means[m]:.4f}" for m in MEASURES)]))
+    return "\n".join(lines) + "\n"
+
+
+def per_topic_tsv(table: ScoreTable) -> str:
+    """Long form `run_id topic_id measure value`, with `all` rows holding the run means."""
+    lines = ["run_id\ttopic_id\tmeasure\tvalue"]
+    for run_id in table.ranking():
+        for qid, row in table.per_topic[run_id].items():
+            lines += [f"{run_id}\t{qid}\t{m}\t{row[m]:.4f}" for m in MEASURES if m in row]
+        means = table.means[run_id]
+        lines += [f"{run_id}\tall\t{m}\t{means[m]:.4f}" for m in MEASURES]
+    return "\n".join(lines) + "\n"
+
+
+def format_leaderboard(table: ScoreTable) -> str:
+    """The leaderboard as aligned text for a terminal."""
+    rows = [line.split("\t") for line in leaderboard_tsv(table).splitlines()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def write_tables(table: ScoreTable, leaderboard: Path | None, per_topic: Path | None) -> None:
+    """Write the requested TSVs atomically."""
+    if leaderboard is not None:
+        write_text_atomic(leaderboard, leaderboard_tsv(table))
+    if per_topic is not None:
+        write_text_atomic(per_topic, per_topic_tsv(table))

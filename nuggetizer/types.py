@@ -1,0 +1,95 @@
+"""The data model shared by every step: topics, segments, answers, nuggets, assessments."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Importance = Literal["vital", "okay", "unjudged"]
+Assignment = Literal["support", "partial_support", "not_support", "unjudged"]
+
+IMPORTANCE_LABELS: tuple[str, ...] = ("vital", "okay")
+ASSIGNMENT_LABELS: tuple[str, ...] = ("support", "partial_support", "not_support")
+
+
+class Topic(BaseModel):
+    """A query of the track."""
+
+    id: str
+    text: str
+
+
+class Segment(BaseModel):
+    """A passage of the corpus."""
+
+    id: str
+    text: str
+    title: str = ""
+
+
+class Qrel(BaseModel):
+    """One relevance judgment: TREC `qid iter docid grade`."""
+
+    qid: str
+    docid: str
+    grade: int
+    line: int | None = None  # 1-based line in the qrels file, for error messages downstream
+
+
+class Sentence(BaseModel):
+    """One answer sentence with the indexes of the references it cites."""
+
+    text: str
+    citations: list[int] = Field(default_factory=list)
+
+
+class Answer(BaseModel):
+    """One run's answer to one topic (TREC RAG 2024 and 2025 answer formats)."""
+
+    run_id: str
+    topic_id: str
+    topic: str = ""
+    references: list[str] = Field(default_factory=list)
+    response_length: int | None = None
+    sentences: list[Sentence] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The answer text as the assignment prompt sees it: sentences joined by single spaces."""
+        return " ".join(s.text.strip() for s in self.sentences if s.text.strip())
+
+
+class Nugget(BaseModel):
+    """A key item of the AutoNuggetizer answer key."""
+
+    text: str
+    importance: Importance = "unjudged"
+
+
+class NuggetList(BaseModel):
+    """The answer key for one topic (one line of a nuggets file)."""
+
+    qid: str
+    query: str
+    nuggets: list[Nugget]
+
+
+class AssessedNugget(BaseModel):
+    """A nugget with its label for one answer; `raw` holds unparseable LLM output."""
+
+    text: str
+    importance: Importance
+    assignment: Assignment
+    raw: str | None = None
+
+
+class Assessment(BaseModel):
+    """One run's answer to one topic judged against the topic's nuggets."""
+
+    run_id: str
+    qid: str
+    query: str
+    answer_text: str
+    length: int | None = None
+    nuggets: list[AssessedNugget]

@@ -1,0 +1,1 @@
+"""Package data: see the repository README."""
