@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sys
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -23,6 +22,7 @@ from nuggetizer.formats.topics import read_topics
 from nuggetizer.keys.nuggets import NuggetConfig
 from nuggetizer.leaderboard import ScoreTable, format_leaderboard, write_tables
 from nuggetizer.pipeline import assessment_files, assign, load_pool, nuggetize, score_files
+from nuggetizer.progress import Summary
 from nuggetizer.provenance import write_sidecar
 from nuggetizer.track import load_track
 
@@ -210,14 +210,15 @@ def evaluate_command(track: str, output: Path | None, **options: Any) -> None:
     assessor = _assessor(options, config.assessor)
     nuggets_path, assessed = out / "nuggets.jsonl", out / "assessments"
 
-    async def work() -> None:
+    async def work() -> tuple[Summary, Summary]:
         made = await nuggetize(topic_map, pool, assessor, settings, nuggets_path, config.name)
         click.echo(made.line(), err=True)
         judged = await assign(runs, read_nuggets(nuggets_path), assessor, settings, assessed,
                               config.name)
         click.echo(judged.line(), err=True)
+        return made, judged
 
-    _run(assessor, work())
+    made, judged = _run(assessor, work())
     table = score_files([assessed], list(read_nuggets(nuggets_path)))
     leaderboard, per_topic = out / "leaderboard.tsv", out / "per_topic.tsv"
     write_tables(table, leaderboard, per_topic)
@@ -225,8 +226,13 @@ def evaluate_command(track: str, output: Path | None, **options: Any) -> None:
         write_sidecar(path, [nuggets_path, *assessment_files([assessed])])
     _report_scores(table, started)
     stats = assessor.stats
-    click.echo(f"evaluate: {stats.calls} LLM calls, {stats.cache_hits} cache hits; "
-               f"outputs in {out}", err=True)
+    click.echo(
+        f"evaluate: {made.done + made.resumed} topics, {judged.done + judged.resumed} answers, "
+        f"{stats.calls} LLM calls, {stats.cache_hits} cache hits, "
+        f"{made.unjudged + judged.unjudged} unjudged, {time.monotonic() - started:.1f} s; "
+        f"outputs in {out}",
+        err=True,
+    )
 
 
 def main() -> None:
@@ -234,5 +240,5 @@ def main() -> None:
     cli(prog_name="nuggetizer")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+# Command modules register themselves on `cli` when imported; each adds one import here.
+from nuggetizer import cli_commands  # noqa: E402, F401

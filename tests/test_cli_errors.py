@@ -19,7 +19,7 @@ UNREACHABLE = ["--assessor", "openai:none", "--base-url", "http://127.0.0.1:9/v1
 
 
 def nuggetizer(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "nuggetizer.cli", *map(str, args)]
+    command = [sys.executable, "-m", "nuggetizer", *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
 
 

@@ -1,0 +1,1 @@
+"""Imports every module that adds commands to the `nuggetizer` group (one line each)."""
