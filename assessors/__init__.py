@@ -12,6 +12,8 @@ the spec raises ConfigError.
 from __future__ import annotations
 
 import importlib
+import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nuggetizer.errors import ConfigError
@@ -44,6 +46,7 @@ __all__ = [
     "TransientError",
     "make_assessor",
     "make_backend",
+    "retry_settings",
 ]
 
 SPEC_FORMS = ("local", "openai:<model>", "vllm:<model>")
@@ -52,18 +55,20 @@ SPEC_FORMS = ("local", "openai:<model>", "vllm:<model>")
 def make_backend(
     spec: str,
     *,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
     api_key: str | None = None,
     structured: str | None = None,
     model_path: str | None = None,
     n_ctx: int = 8192,
-    timeout: float = 120.0,
+    timeout: float | None = None,
     concurrency: int | None = None,
 ) -> Backend:
     """The backend named by `spec`; ConfigError for an unknown or uninstalled one.
 
-    `concurrency` raises a server backend's own limit (default 16 requests in flight); the
-    in-process ones take one request at a time whatever is asked.
+    `concurrency` raises a server backend's own limit (default 16 requests in flight per
+    endpoint); `base_url` may name several endpoints of one model, shared by load. `timeout`
+    (seconds per request) defaults to $NUGGETIZER_TIMEOUT, else 120. The in-process llama.cpp
+    backend takes one request at a time whatever is asked; vLLM batches what it is given.
     """
     spec = (spec or "").strip()
     kind, _, model = spec.partition(":")
@@ -74,15 +79,15 @@ def make_backend(
 
         return LlamaCppBackend(model_path=model_path, n_ctx=n_ctx)
     if kind == "openai" and model:
-        from .openai_compat import DEFAULT_MAX_CONCURRENCY, OpenAIBackend
+        from .openai_compat import OpenAIBackend
 
         return OpenAIBackend(
             model,
             base_url=base_url,
             api_key=api_key,
             structured=structured,
-            timeout=timeout,
-            max_concurrency=concurrency or DEFAULT_MAX_CONCURRENCY,
+            timeout=timeout if timeout is not None else _env_float("NUGGETIZER_TIMEOUT", 120.0),
+            max_concurrency=concurrency,
         )
     if kind == "vllm" and model:
         try:
@@ -101,10 +106,36 @@ def make_backend(
     )
 
 
+def _env_float(name: str, default: float) -> float:
+    """A number from the environment; ConfigError naming the variable when it is not one."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"${name} must be a number, got {value!r}") from None
+    if number < 0:
+        raise ConfigError(f"${name} must not be negative, got {value!r}")
+    return number
+
+
+def retry_settings() -> dict[str, float]:
+    """The Assessor's retry knobs from the environment (defaults in brackets):
+    NUGGETIZER_MAX_RETRIES [6], NUGGETIZER_RETRY_WAIT [1 s, first backoff],
+    NUGGETIZER_RETRY_MAX_WAIT [60 s], NUGGETIZER_RETRY_BUDGET [600 s per call, all tries]."""
+    return {
+        "max_retries": int(_env_float("NUGGETIZER_MAX_RETRIES", 6)),
+        "retry_wait": _env_float("NUGGETIZER_RETRY_WAIT", 1.0),
+        "retry_max_wait": _env_float("NUGGETIZER_RETRY_MAX_WAIT", 60.0),
+        "retry_budget": _env_float("NUGGETIZER_RETRY_BUDGET", 600.0),
+    }
+
+
 def make_assessor(
     spec: str,
     *,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
     api_key: str | None = None,
     temperature: float = 0.0,
     max_tokens: int | None = None,
@@ -113,7 +144,7 @@ def make_assessor(
     cache: Cache | None,
     model_path: str | None = None,
     n_ctx: int = 8192,
-    timeout: float = 120.0,
+    timeout: float | None = None,
 ) -> Assessor:
     """An Assessor over the backend named by `spec` (see the module docstring)."""
     backend = make_backend(
@@ -132,4 +163,5 @@ def make_assessor(
         concurrency=concurrency,
         temperature=temperature,
         max_tokens=max_tokens,
+        **retry_settings(),  # type: ignore[arg-type]
     )

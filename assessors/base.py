@@ -3,7 +3,10 @@
 A backend does one thing: turn a Request into a Completion, raising TransientError (worth
 retrying) or PermanentError (not). The Assessor owns everything else, in this order:
 
-    cache lookup -> concurrency limit -> classified retries (tenacity) -> backend
+    cache lookup -> classified retries (bounded in time) -> concurrency limit -> backend
+
+(the limit is held for each attempt, not while backing off between attempts, so a retry's
+wait never idles a slot that another call could use)
 
 and, in `ask()`, the parse / re-ask loop. Defaults: `complete(request)` sends the Request as it
 is; `ask()` builds the Request from the Assessor's temperature and, when the Assessor was given
@@ -15,12 +18,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import random
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
-from tenacity.wait import wait_random_exponential
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+)
 
 from nuggetizer.cache import cache_key
 from nuggetizer.errors import AssessorError
@@ -71,9 +81,11 @@ class Completion:
     cached: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The stored form (without `cached`)."""
-        data = dataclasses.asdict(self)
-        data.pop("cached")
+        """The stored form (without `cached`): what dataclasses.asdict gives, built directly
+        (asdict deep-copies value by value, a noticeable cost on every call)."""
+        data = {name: getattr(self, name) for name in _STORED_FIELDS}
+        if data["first_token_logprobs"] is not None:
+            data["first_token_logprobs"] = dict(data["first_token_logprobs"])
         return data
 
     @classmethod
@@ -81,6 +93,9 @@ class Completion:
         """Rebuild from `to_json()` output, ignoring unknown keys."""
         names = {f.name for f in dataclasses.fields(cls)} - {"cached"}
         return cls(**{k: v for k, v in data.items() if k in names}, cached=cached)
+
+
+_STORED_FIELDS = tuple(f.name for f in dataclasses.fields(Completion) if f.name != "cached")
 
 
 class TransientError(Exception):
@@ -147,28 +162,23 @@ def correction_message(reason: str) -> str:
     )
 
 
-@dataclass
-class _Wait:
-    """Jittered exponential backoff that waits at least the server's Retry-After."""
+def backoff(attempt: int, initial: float, maximum: float, retry_after: float | None) -> float:
+    """Seconds to wait before retry `attempt` (1-based): full jitter over an exponential
+    window, initial * 2**(attempt-1) capped at `maximum`, and at least the server's Retry-After.
+    """
+    delay = random.uniform(0.0, min(maximum, initial * 2 ** (attempt - 1)))
+    if retry_after is not None:
+        delay = max(delay, float(retry_after))
+    return delay
 
-    initial: float
-    maximum: float
-    _jitter: wait_random_exponential = field(init=False)
 
-    def __post_init__(self) -> None:
-        self._jitter = wait_random_exponential(multiplier=self.initial, max=self.maximum)
-
-    def __call__(self, state: RetryCallState) -> float:
-        delay = self._jitter(state)
-        exc = state.outcome.exception() if state.outcome is not None else None
-        retry_after = getattr(exc, "retry_after", None)
-        if retry_after is not None:
-            delay = max(delay, float(retry_after))
-        return delay
+# Re-asks after an unparseable answer: enough that a 20% garbage rate loses nothing in
+# practice (0.2**5 per call), still bounded (benchmarks/README.md has the measurements).
+DEFAULT_REASKS = 4
 
 
 class Assessor:
-    """Owns, in this order: cache lookup -> concurrency limit -> classified retries -> backend."""
+    """Owns, in this order: cache lookup -> classified retries -> concurrency limit -> backend."""
 
     def __init__(
         self,
@@ -181,6 +191,7 @@ class Assessor:
         max_tokens: int | None = None,
         retry_wait: float = 1.0,
         retry_max_wait: float = 60.0,
+        retry_budget: float | None = 600.0,
     ) -> None:
         limit = backend.max_concurrency if concurrency is None else min(
             concurrency, backend.max_concurrency
@@ -193,10 +204,12 @@ class Assessor:
         self.model = backend.model
         self.concurrency = limit
         self.max_retries = max_retries
+        self.retry_budget = retry_budget
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.stats = Stats()
-        self._wait = _Wait(retry_wait, retry_max_wait)
+        self.retry_wait = retry_wait
+        self.retry_max_wait = retry_max_wait
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
 
@@ -239,42 +252,68 @@ class Assessor:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return Completion.from_json(hit, cached=True)
-        async with self._semaphore():
-            completion = await self._call_with_retries(request)
-        self.stats.calls += 1
-        self.stats.prompt_tokens += completion.prompt_tokens
-        self.stats.completion_tokens += completion.completion_tokens
-        if key is not None and self.cache is not None:
-            self.cache.put(key, completion.to_json())
+        completion = await self._call_with_retries(request)
+        try:
+            if self._sem is not None and self._sem.locked():
+                # a call was waiting for this one's concurrency slot: let it send its request
+                # before this one's bookkeeping (cache write, then the caller's parsing) runs,
+                # so the server gets it sooner (stored even if cancelled meanwhile)
+                await asyncio.sleep(0)
+        finally:
+            self.stats.calls += 1
+            self.stats.prompt_tokens += completion.prompt_tokens
+            self.stats.completion_tokens += completion.completion_tokens
+            if key is not None and self.cache is not None:
+                self.cache.put(key, completion.to_json())
         return completion
 
-    def _count_retry(self, state: RetryCallState) -> None:
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        after = getattr(exc, "retry_after", None)
+        return backoff(state.attempt_number, self.retry_wait, self.retry_max_wait, after)
+
+    def _before_sleep(self, state: RetryCallState) -> None:
         self.stats.retries += 1
         exc = state.outcome.exception() if state.outcome is not None else None
         log.warning(
-            "%s: transient failure (attempt %d of %d): %s",
-            self.endpoint, state.attempt_number, self.max_retries + 1, exc,
+            "%s: transient failure (attempt %d of %d), retrying in %.1f s: %s",
+            self.endpoint, state.attempt_number, self.max_retries + 1,
+            state.upcoming_sleep, exc,
         )
 
     async def _call_with_retries(self, request: Request) -> Completion:
+        """The backend's completion; TransientErrors retried (tenacity) with backoff, within
+        both `max_retries` and `retry_budget` seconds (so a server that keeps failing is given
+        up on in bounded time), then an AssessorError that says what was tried."""
+        stop = stop_after_attempt(self.max_retries + 1)
+        if self.retry_budget is not None:
+            stop = stop | stop_before_delay(self.retry_budget)
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientError),
-            stop=stop_after_attempt(self.max_retries + 1),
+            stop=stop,
             wait=self._wait,
-            before_sleep=self._count_retry,
+            before_sleep=self._before_sleep,
             reraise=True,
         )
+        started = time.monotonic()
         try:
-            return await retrying(self.backend.complete, request)
-        except TransientError as exc:
-            raise AssessorError(
-                f"{self.spec} at {self.endpoint}: gave up after {self.max_retries + 1} "
-                f"attempts; last error: {exc}"
-            ) from exc
+            async for attempt in retrying:
+                with attempt:
+                    async with self._semaphore():  # held per attempt, not while backing off
+                        return await self.backend.complete(request)
         except PermanentError as exc:
             raise AssessorError(
                 f"{self.spec} at {self.endpoint} refused the request: {exc}"
             ) from exc
+        except TransientError as exc:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            raise AssessorError(
+                f"{self.spec} at {self.endpoint}: gave up after {attempts} attempts in "
+                f"{time.monotonic() - started:.0f} s (limits: {self.max_retries + 1} attempts, "
+                f"{self.retry_budget} s; $NUGGETIZER_MAX_RETRIES, $NUGGETIZER_RETRY_BUDGET); "
+                f"last error: {exc}{getattr(exc, 'hint', '')}"
+            ) from exc
+        raise AssertionError("unreachable: tenacity either returns or raises")
 
     async def ask(
         self,
@@ -283,7 +322,7 @@ class Assessor:
         *,
         schema: dict[str, Any] | None = None,
         max_tokens: int = 512,
-        reasks: int = 2,
+        reasks: int = DEFAULT_REASKS,
     ) -> Parsed[T]:
         """Ask, parse, and re-ask with a correction (up to `reasks` times) until it parses.
 

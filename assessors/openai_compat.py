@@ -9,23 +9,38 @@ name:
 - "json_object": llama.cpp's server, `{"type": "json_object", "schema": schema}` (it answers
   HTTP 500 to json_schema);
 - "none": plain text; the prompt alone asks for the format.
+
+Several base URLs (replicas of one model, e.g. vLLM servers) are shared by load: each request
+goes to the endpoint with the fewest requests in flight, and an endpoint that stops answering
+rests while the others carry on.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import os
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nuggetizer.errors import ConfigError
 
 from .base import Completion, PermanentError, Request, TransientError
+from .lean_http import LeanClient, usable_for
 
-__all__ = ["STRUCTURED_MODES", "OpenAIBackend", "response_format", "retry_after_seconds"]
+__all__ = [
+    "STRUCTURED_MODES",
+    "OpenAIBackend",
+    "base_urls",
+    "response_format",
+    "retry_after_seconds",
+]
 
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
 DEFAULT_MAX_CONCURRENCY = 16
+LEAN_ENV = "NUGGETIZER_LEAN_HTTP"  # "0": send through the openai SDK even to http:// servers
 
 
 _UNSUPPORTED_STRICT = frozenset({"minLength", "maxLength"})
@@ -111,31 +126,84 @@ def classify(exc: Exception) -> Exception:
     return exc
 
 
+def _get(obj: Any, name: str) -> Any:
+    """`obj[name]` for a dict (the lean path), `obj.name` for an SDK object."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
 def first_token_logprobs(choice: Any) -> dict[str, float] | None:
     """token -> logprob for the first generated token's alternatives, when the server sent them."""
-    logprobs = getattr(choice, "logprobs", None)
-    content = getattr(logprobs, "content", None) if logprobs is not None else None
+    logprobs = _get(choice, "logprobs")
+    content = _get(logprobs, "content") if logprobs is not None else None
     if not content:
         return None
     first = content[0]
-    alternatives = getattr(first, "top_logprobs", None) or []
-    table = {alt.token: float(alt.logprob) for alt in alternatives}
-    table.setdefault(first.token, float(first.logprob))
+    alternatives = _get(first, "top_logprobs") or []
+    table = {_get(alt, "token"): float(_get(alt, "logprob")) for alt in alternatives}
+    table.setdefault(_get(first, "token"), float(_get(first, "logprob")))
     return table
 
 
+def base_urls(base_url: str | Sequence[str] | None) -> list[str | None]:
+    """The endpoints to use: the given URL(s), else $OPENAI_BASE_URL (comma- or space-separated
+    for several), else [None] (the client's default, api.openai.com)."""
+    if base_url is None or (not isinstance(base_url, str) and not base_url):
+        base_url = os.environ.get("OPENAI_BASE_URL") or None
+    if base_url is None:
+        return [None]
+    items = [base_url] if isinstance(base_url, str) else list(base_url)
+    urls = [u for item in items for u in item.replace(",", " ").split() if u]
+    return list(dict.fromkeys(urls)) or [None]
+
+
+@dataclass
+class _Lane:
+    """One HTTP client (connection pool) of an endpoint, and the requests it has in flight."""
+
+    client: Any
+    lean: bool = False
+    in_flight: int = 0
+
+
+@dataclass
+class _Endpoint:
+    """One server of the model: its lanes, and when it may be used again after failures."""
+
+    url: str
+    lanes: list[_Lane]
+    failures: int = 0
+    resting_until: float = 0.0
+    sent: int = 0
+    sdk: Any = None  # the SDK client, kept (and closed) when the lanes use the lean client
+
+    @property
+    def in_flight(self) -> int:
+        return sum(lane.in_flight for lane in self.lanes)
+
+
 class OpenAIBackend:
-    """Chat completions through `openai.AsyncOpenAI` at `base_url`."""
+    """Chat completions at one or more endpoints of one model, shared by load.
+
+    Requests go to the endpoint with the fewest in flight; an endpoint whose connection failed
+    or timed out rests for a while (doubling up to MAX_REST seconds) unless every endpoint is
+    resting. Each endpoint's connections are split over lanes of LANE_SIZE (one HTTP client
+    each), because finding a free connection in one large pool costs time proportional to its
+    size on every request. Requests are sent as plain JSON through the SDK's low-level `post`,
+    skipping its per-call type transformation of the messages, which costs milliseconds.
+    """
+
+    LANE_SIZE = 8
+    MAX_REST = 30.0
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key: str | None = None,
         structured: str | None = None,
         timeout: float = 120.0,
-        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        max_concurrency: int | None = None,
         http_client: Any = None,
     ) -> None:
         try:
@@ -149,9 +217,9 @@ class OpenAIBackend:
             raise ConfigError(
                 f"unknown structured-output mode {mode!r}; use one of {', '.join(STRUCTURED_MODES)}"
             )
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        urls = base_urls(base_url)
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if api_key is None and base_url is not None:
+        if api_key is None and urls != [None]:
             api_key = "EMPTY"  # local servers ignore the key, the client insists on one
         if api_key is None:
             raise ConfigError(
@@ -161,19 +229,40 @@ class OpenAIBackend:
         self.spec = f"openai:{model}"
         self.model = model
         self.structured = mode
-        self.max_concurrency = max_concurrency
+        self.max_concurrency = max_concurrency or DEFAULT_MAX_CONCURRENCY * len(urls)
         self.options = {"structured": mode}
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=0,
-            timeout=timeout,
-            http_client=http_client,
-        )
-        self.endpoint = str(self._client.base_url)
+        per_endpoint = -(-self.max_concurrency // len(urls))
+        lanes = 1 if http_client is not None else max(1, -(-per_endpoint // self.LANE_SIZE))
+        self._endpoints: list[_Endpoint] = []
+        for url in urls:
+            sdk = openai.AsyncOpenAI(api_key=api_key, base_url=url, max_retries=0,
+                                     timeout=timeout, http_client=http_client)
+            if http_client is None and usable_for(url) and os.environ.get(LEAN_ENV) != "0":
+                lean = LeanClient(str(sdk.base_url), api_key=api_key, timeout=timeout)
+                endpoint = _Endpoint(str(sdk.base_url), [_Lane(lean, lean=True)])
+                endpoint.sdk = sdk
+            else:
+                clients = [sdk] + [
+                    openai.AsyncOpenAI(api_key=api_key, base_url=url, max_retries=0,
+                                       timeout=timeout, http_client=http_client)
+                    for _ in range(lanes - 1)
+                ]
+                endpoint = _Endpoint(str(sdk.base_url), [_Lane(c) for c in clients])
+            self._endpoints.append(endpoint)
+        self._client = self._endpoints[0].sdk or self._endpoints[0].lanes[0].client
+        self.endpoint = ", ".join(e.url for e in self._endpoints)
+
+    @property
+    def endpoints(self) -> list[str]:
+        """The base URLs in use."""
+        return [e.url for e in self._endpoints]
+
+    def sent(self) -> dict[str, int]:
+        """Requests sent so far, per endpoint."""
+        return {e.url: e.sent for e in self._endpoints}
 
     def request_args(self, request: Request) -> dict[str, Any]:
-        """Keyword arguments of `chat.completions.create` for `request`."""
+        """The JSON body of `chat.completions.create` for `request`."""
         args: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
@@ -190,30 +279,96 @@ class OpenAIBackend:
             args["response_format"] = fmt
         return args
 
+    def _pick(self) -> tuple[_Endpoint, _Lane]:
+        now = time.monotonic()
+        awake = [e for e in self._endpoints if e.resting_until <= now] or self._endpoints
+        endpoint = min(awake, key=lambda e: (e.in_flight, e.sent))
+        return endpoint, min(endpoint.lanes, key=lambda lane: lane.in_flight)
+
+    def _hint(self, request: Request, status: int | None) -> str:
+        if status == 500 and request.schema is not None and self.structured != "none":
+            other = "json_object" if self.structured == "json_schema" else "json_schema"
+            return (f"; if every request fails with HTTP 500, the server may not support "
+                    f"--structured {self.structured} (llama.cpp's server takes only "
+                    f"json_object): try --structured {other}, or --structured none")
+        return ""
+
     async def complete(self, request: Request) -> Completion:
         """One chat completion; errors raised as TransientError or PermanentError."""
+        endpoint, lane = self._pick()
+        endpoint.sent += 1
+        lane.in_flight += 1
         try:
-            response = await self._client.chat.completions.create(**self.request_args(request))
+            if lane.lean:
+                data: Any = await lane.client.post("/chat/completions", self.request_args(request))
+            else:
+                data = await self._post_sdk(lane.client, request)
+        except (TransientError, PermanentError) as exc:
+            if getattr(exc, "unreachable", False):  # connection failed or timed out: rest
+                endpoint.failures += 1
+                rest = min(self.MAX_REST, 0.5 * 2 ** (endpoint.failures - 1))
+                endpoint.resting_until = time.monotonic() + rest
+            message = f"{endpoint.url}: {exc}"
+            error: TransientError | PermanentError
+            status = getattr(exc, "status", None)
+            if status == 500 and "response_format" in str(exc):
+                # llama.cpp's server validates the request and answers 500, not 400: the same
+                # request would fail every time, so say why at once instead of retrying
+                raise PermanentError(message + self._hint(request, status)) from exc
+            if isinstance(exc, TransientError):
+                error = TransientError(message, retry_after=exc.retry_after)
+            else:
+                error = PermanentError(message)
+            error.hint = self._hint(request, status)  # type: ignore[attr-defined]
+            raise error from exc
+        finally:
+            lane.in_flight -= 1
+        endpoint.failures = 0
+        return self._completion(data, request)
+
+    async def _post_sdk(self, client: Any, request: Request) -> Any:
+        """POST through the SDK's low-level client; its errors classified."""
+        import openai
+
+        try:
+            return await client.post(
+                "/chat/completions", body=self.request_args(request), cast_to=str
+            )
         except Exception as exc:  # noqa: BLE001 - classified below, unknown ones re-raised
             mapped = classify(exc)
             if mapped is exc:
                 raise
+            if isinstance(exc, openai.APIConnectionError):  # incl. timeouts
+                mapped.unreachable = True  # type: ignore[attr-defined]
+            mapped.status = getattr(exc, "status_code", None)  # type: ignore[attr-defined]
             raise mapped from exc
-        if not response.choices:
-            raise TransientError("the server returned no choices")
-        choice = response.choices[0]
-        usage = response.usage
+
+    def _completion(self, data: Any, request: Request) -> Completion:
+        try:
+            if isinstance(data, str):
+                data = json.loads(data)
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise TransientError(
+                f"the server answered something that is not a chat completion: {str(data)[:200]!r}"
+            ) from None
+        usage = data.get("usage") or {}
         return Completion(
-            text=choice.message.content or "",
-            model=response.model or self.model,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=choice.finish_reason,
+            text=message.get("content") or "",
+            model=data.get("model") or self.model,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason"),
             first_token_logprobs=first_token_logprobs(choice) if request.top_logprobs else None,
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        for endpoint in self._endpoints:
+            for lane in endpoint.lanes:
+                await lane.client.close()
+            if endpoint.sdk is not None:
+                await endpoint.sdk.close()
 
     def __repr__(self) -> str:
         return (

@@ -35,3 +35,15 @@ class AssessorError(NuggetizerError):
     """The LLM could not be reached or refused the request after the allowed retries."""
 
     exit_code = 1
+
+
+def first_error(exc: BaseException) -> NuggetizerError | None:
+    """The toolkit error inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
+    if isinstance(exc, NuggetizerError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = first_error(inner)
+            if found is not None:
+                return found
+    return None

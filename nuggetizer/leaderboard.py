@@ -42,10 +42,19 @@ def score(assessments: Iterable[Assessment], universe: Sequence[str] | None = No
     Without a universe, it is every topic seen in any assessment. L is averaged over the
     topics a run answered.
     """
-    by_run: dict[str, dict[str, Assessment]] = {}
+    # Each assessment is scored as it streams by and only its scores are kept, so memory does
+    # not grow with the answers' texts (150 runs x 301 topics fit in a few MiB).
+    by_run: dict[str, dict[str, tuple[dict[str, float], int, bool]]] = {}
     seen: dict[str, None] = {}
     for assessment in assessments:
-        by_run.setdefault(assessment.run_id, {})[assessment.qid] = assessment
+        labels = [(n.importance, n.assignment) for n in assessment.nuggets]
+        row = nugget_scores(labels)
+        row["L"] = _length(assessment)
+        by_run.setdefault(assessment.run_id, {})[assessment.qid] = (
+            row,
+            sum(1 for _, a in labels if a == "unjudged"),
+            any(i == "vital" for i, _ in labels),
+        )
         seen.setdefault(assessment.qid)
     topics = list(universe) if universe is not None else list(seen)
     wanted = set(topics)
@@ -57,16 +66,14 @@ def score(assessments: Iterable[Assessment], universe: Sequence[str] | None = No
         lengths: list[float] = []
         unjudged = 0
         for qid in topics:
-            assessment = answered.get(qid)
-            if assessment is None:
+            entry = answered.get(qid)
+            if entry is None:
                 rows[qid] = {m: 0.0 for m in SCORED}
                 continue
-            labels = [(n.importance, n.assignment) for n in assessment.nuggets]
-            rows[qid] = nugget_scores(labels)
-            rows[qid]["L"] = _length(assessment)
+            rows[qid], topic_unjudged, has_vital = entry
             lengths.append(rows[qid]["L"])
-            unjudged += sum(1 for _, a in labels if a == "unjudged")
-            if not any(i == "vital" for i, _ in labels):
+            unjudged += topic_unjudged
+            if not has_vital:
                 no_vital.add(qid)
         table.per_topic[run_id] = rows
         count = len(topics) or 1

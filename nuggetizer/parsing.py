@@ -13,6 +13,7 @@ import ast
 import json
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -34,6 +35,7 @@ _FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
 _BARE_ITEM = re.compile(r"^[\w .\-/]+$")
 _QUOTES = "\"'`\u2018\u2019\u201c\u201d"
+_SEPARATORS = re.compile(r"[\s\-_]+")
 
 
 def _as_list(value: Any) -> list[Any] | None:
@@ -160,10 +162,11 @@ def _bare_list(text: str) -> list[str] | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def normalise_label(label: str) -> str:
     """Case-, quote- and separator-insensitive form: ' Partial-Support ' -> 'partial_support'."""
     cleaned = label.strip().strip(_QUOTES).strip().lower()
-    return re.sub(r"[\s\-_]+", "_", cleaned)
+    return _SEPARATORS.sub("_", cleaned)
 
 
 def parse_labels(text: str, allowed: Sequence[str], n: int) -> list[str]:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.jsonl import Journal, write_jsonl_atomic
+from nuggetizer.formats.jsonl import Journal, dumps, write_text_atomic
 from nuggetizer.provenance import same_identity
 
 
@@ -18,6 +18,7 @@ class ResumableOutput:
         self.key = key
         self.journal = Journal(out.with_name(out.name + ".partial"))
         self.records: dict[str, dict] = {}
+        self._lines: dict[str, str] = {}
         for record in self.journal.load():
             if not same_identity(record.get("provenance"), provenance):
                 raise ConfigError(
@@ -31,11 +32,14 @@ class ResumableOutput:
         return key in self.records
 
     def add(self, record: dict) -> None:
-        """Keep a finished unit: journalled (flushed and synced) before anything else happens."""
-        self.journal.append(record)
-        self.records[self.key(record)] = record
+        """Keep a finished unit: written to the journal before anything else happens."""
+        key = self.key(record)
+        self._lines[key] = self.journal.append(record)
+        self.records[key] = record
 
     def finish(self, order: Iterable[str]) -> None:
-        """Write the output in `order` atomically and drop the journal."""
-        write_jsonl_atomic(self.out, [self.records[k] for k in order if k in self.records])
+        """Write the output in `order` atomically and drop the journal. Lines serialised when
+        journalled are reused (the same bytes `write_jsonl_atomic` would write)."""
+        lines = [self._lines.get(k) or dumps(self.records[k]) for k in order if k in self.records]
+        write_text_atomic(self.out, "".join(line + "\n" for line in lines))
         self.journal.remove()

@@ -23,6 +23,14 @@ _ENV = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_ne
 _ENV.filters["pylist"] = _pylist
 
 
+def _template(source: str) -> Template:
+    """Compile `source`. Its globals (Jinja's built-ins, a ChainMap over the environment's)
+    become a plain dict: every render copies them, and copying a ChainMap costs far more."""
+    template = _ENV.from_string(source)
+    template.globals = dict(template.globals)
+    return template
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A named prompt: an optional system template and a user template."""
@@ -69,7 +77,7 @@ def load_prompt(name: str, directory: Path | None = None) -> Prompt:
     digest = hashlib.sha256(((system or "") + "\0" + user).encode("utf-8")).hexdigest()
     return Prompt(
         name=name,
-        system=_ENV.from_string(system) if system is not None else None,
-        user=_ENV.from_string(user),
+        system=_template(system) if system is not None else None,
+        user=_template(user),
         sha256=digest,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -155,3 +156,17 @@ def test_topics_a_run_answers_outside_the_answer_key_are_skipped_not_errors(tmp_
     assert "0 calls" in result.stderr
     written = (out / "baseline_rag24.test_gpt-4o_top20.jsonl").read_text().splitlines()
     assert len(written) == 1 and json.loads(written[0])["nuggets"] == []
+
+
+def test_an_unreachable_llm_is_one_line_and_exit_1(tmp_path: Path, nuggets: Path) -> None:
+    """Errors raised inside the concurrent units come out as the toolkit's own line."""
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "nuggetizer", "assign", "--run", str(GOOD_RUN), "--nuggets",
+         str(nuggets), "-o", str(out), *UNREACHABLE],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+        env={**os.environ, "NUGGETIZER_MAX_RETRIES": "1", "NUGGETIZER_RETRY_WAIT": "0.01"},
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: openai:none at ")

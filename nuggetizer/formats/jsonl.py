@@ -305,15 +305,22 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 class Journal:
     """An append-only JSONL log of finished work, used to resume an interrupted step.
 
-    Each `append` writes one whole line in a single write call and fsyncs it, so a crash leaves
-    at most a torn last line, which `load` drops and truncates away.
+    Each `append` writes one whole line with a single O_APPEND write before returning, so the
+    line is in the file (the kernel's page cache) even if the process is killed at once; a
+    background thread then fsyncs, coalescing the appends that arrived meanwhile, so callers
+    never wait for the disk (`sync()` waits). A crash can leave at most a torn last line,
+    which `load` drops and truncates away.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._fd: int | None = None
         self._checked = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _fd and writes
+        self._sync_lock = threading.Lock()  # held while fsyncing, so close() cannot race it
+        self._dirty = threading.Event()
+        self._syncer: threading.Thread | None = None
+        self._stop = False
 
     def load(self) -> list[dict[str, Any]]:
         """Records written so far ([] without a file); a torn last line is dropped and truncated."""
@@ -351,9 +358,11 @@ class Journal:
         self._checked = True
         return records
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Append one record as one line, flushed and fsynced before returning."""
-        data = (dumps(record) + "\n").encode("utf-8")
+    def append(self, record: dict[str, Any]) -> str:
+        """Append one record as one line, written before returning and fsynced soon after;
+        returns the line (without its newline), as `dumps` made it."""
+        line = dumps(record)
+        data = (line + "\n").encode("utf-8")
         with self._lock:
             if self._fd is None:
                 if not self._checked:
@@ -364,14 +373,49 @@ class Journal:
             while view:
                 written = os.write(self._fd, view)
                 view = view[written:]
-            os.fsync(self._fd)
+            if self._syncer is None:
+                self._stop = False
+                self._syncer = threading.Thread(
+                    target=self._sync_loop, name=f"journal-sync:{self.path.name}", daemon=True
+                )
+                self._syncer.start()
+        self._dirty.set()
+        return line
+
+    def _sync_loop(self) -> None:
+        while True:
+            self._dirty.wait()
+            if self._stop:
+                return
+            self._dirty.clear()
+            self.sync()
+
+    def sync(self) -> None:
+        """fsync what was appended so far (the background thread does this on its own)."""
+        with self._sync_lock:
+            fd = self._fd
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                except OSError:
+                    pass
 
     def close(self) -> None:
-        """Close the file handle (appending again reopens it)."""
+        """Sync and close the file handle (appending again reopens it)."""
         with self._lock:
+            syncer, self._syncer = self._syncer, None
+            self._stop = True
+            self._dirty.set()
+        if syncer is not None and syncer is not threading.current_thread():
+            syncer.join()
+        self._dirty.clear()
+        with self._lock, self._sync_lock:
             if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+                try:
+                    os.fsync(self._fd)
+                finally:
+                    os.close(self._fd)
+                    self._fd = None
 
     def remove(self) -> None:
         """Delete the journal (once the final output is safely written)."""

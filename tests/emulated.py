@@ -1,0 +1,131 @@
+"""The emulating server (benchmarks/emulator.py) as a test helper, and small real inputs for it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shared_data import RAG24
+
+EMULATOR = Path(__file__).resolve().parents[1] / "benchmarks" / "emulator.py"
+RUN_FILES = sorted((RAG24 / "runs").glob("*.jsonl"))
+NUGGETS = RAG24 / "nuggets.mistral.jsonl"
+
+
+@dataclass
+class Server:
+    """A running emulator: its base URL and request log."""
+
+    url: str
+    log: Path
+    proc: subprocess.Popen
+
+    def control(self, **changes: Any) -> dict[str, Any]:
+        """Change settings at run time (POST /_control); returns the stats."""
+        data = json.dumps(changes).encode()
+        request = urllib.request.Request(self.url + "/_control", data=data, method="POST")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.loads(response.read())
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(self.url + "/_stats", timeout=5) as response:
+            return json.loads(response.read())
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every logged request so far."""
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+
+@contextmanager
+def emulator(tmp: Path, *args: str, name: str = "emulator") -> Iterator[Server]:
+    """Start the emulator on 127.0.0.1 (a free port) with `args`; stopped on exit."""
+    log, port_file = tmp / f"{name}.log.jsonl", tmp / f"{name}.port"
+    command = [sys.executable, str(EMULATOR), "--port", "0", "--port-file", str(port_file),
+               "--log", str(log), *args]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                err = proc.stderr.read() if proc.stderr else ""
+                raise RuntimeError(f"emulator did not start: {err}")
+            time.sleep(0.02)
+        yield Server(f"http://127.0.0.1:{port_file.read_text().strip()}/v1", log, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def small_track(tmp: Path, runs: int = 2, topics: int = 5) -> tuple[list[Path], Path]:
+    """Real inputs cut down: `runs` TREC RAG 2024 runs and `topics` topics (whose nuggets all
+    carry valid labels), written to `tmp`; returns (run files, nuggets file)."""
+    chosen: list[str] = []
+    lines: list[str] = []
+    for line in NUGGETS.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if all(n.get("importance") in ("vital", "okay") for n in record["nuggets"]):
+            chosen.append(str(record["qid"]))
+            lines.append(line)
+        if len(chosen) == topics:
+            break
+    nuggets = tmp / "nuggets.jsonl"
+    nuggets.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    paths = []
+    for source in RUN_FILES[:runs]:
+        kept = [line for line in source.read_text(encoding="utf-8").splitlines()
+                if str(json.loads(line)["topic_id"]) in chosen]
+        path = tmp / source.name
+        path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths, nuggets
+
+
+def assessments(folder: Path) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
+    """(run, topic) -> [(nugget, importance, assignment)] of every assessment file in `folder`,
+    provenance left out (its timestamps differ between runs)."""
+    table = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            table[(record["run_id"], record["qid"])] = [
+                (n["text"], n["importance"], n["assignment"]) for n in record["nuggets"]
+            ]
+    return table
+
+
+def run_assign(urls: str | list[str], track: tuple[list[Path], Path], out: Path,
+               concurrency: int = 8) -> tuple[Any, Any]:
+    """`assign` in-process against emulator URL(s), without a cache: (summary, assessor)."""
+    import asyncio
+
+    from nuggetizer.assessors import make_assessor
+    from nuggetizer.formats.nuggets import read_nuggets
+    from nuggetizer.formats.runs import read_runs
+    from nuggetizer.keys.nuggets import NuggetConfig
+    from nuggetizer.pipeline import assign
+
+    runs, keys = read_runs(track[0]), read_nuggets(track[1])
+    assessor = make_assessor("openai:emulated", base_url=urls, concurrency=concurrency,
+                             cache=None)
+
+    async def go() -> Any:
+        try:
+            return await assign(runs, keys, assessor, NuggetConfig(), out)
+        finally:
+            await assessor.aclose()
+
+    return asyncio.run(go()), assessor
