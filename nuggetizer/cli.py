@@ -14,7 +14,17 @@ import click
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
-from nuggetizer.errors import NuggetizerError
+from nuggetizer.cli_methods import (
+    METHOD_CHOICE,
+    build_method_keys,
+    evaluate_method,
+    judge_method,
+    make_method,
+    method_targets,
+    parse_settings,
+    score_method,
+)
+from nuggetizer.errors import ConfigError, NuggetizerError, first_error
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.runs import read_runs
@@ -36,7 +46,10 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except NuggetizerError as exc:
+        except (NuggetizerError, BaseExceptionGroup) as raised:
+            exc = first_error(raised)
+            if exc is None:
+                raise
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:
@@ -52,8 +65,9 @@ def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
     options = [
         click.option("--assessor", "assessor_spec", default=None, envvar="NUGGETIZER_ASSESSOR",
                      help=f"local | openai:MODEL | vllm:MODEL  [default: {DEFAULT_ASSESSOR}]"),
-        click.option("--base-url", default=None,
-                     help="OpenAI-compatible server URL [env OPENAI_BASE_URL]"),
+        click.option("--base-url", multiple=True,
+                     help="OpenAI-compatible server URL; repeat for replicas of one model, "
+                          "shared by load [env OPENAI_BASE_URL]"),
         click.option("--api-key", default=None, help="API key [env OPENAI_API_KEY]"),
         click.option("--temperature", type=float, default=0.0, show_default=True),
         click.option("--max-tokens", type=int, default=None, help="cap on tokens per answer"),
@@ -74,7 +88,7 @@ def _assessor(options: dict[str, Any], fallback: str | None = None) -> Assessor:
     cache = None if options["no_cache"] else Cache(options["cache_path"] or default_cache_path())
     return make_assessor(
         options["assessor_spec"] or fallback or DEFAULT_ASSESSOR,
-        base_url=options["base_url"],
+        base_url=list(options["base_url"]) or None,
         api_key=options["api_key"],
         temperature=options["temperature"],
         max_tokens=options["max_tokens"],
@@ -105,11 +119,33 @@ def cli() -> None:
     """TREC-style nugget evaluation of retrieval-augmented generation."""
 
 
+def method_options(command: Callable[..., T]) -> Callable[..., T]:
+    """`--method` and `--set NAME=VALUE` (settings of the crux, kpr and udcg methods)."""
+    options = [
+        click.option("--method", type=METHOD_CHOICE, default="nuggets", show_default=True,
+                     help="answer-key method"),
+        click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+                     help="a setting of --method crux/kpr/udcg (e.g. n_questions=15, k=5, "
+                          "gamma=0.333); repeatable"),
+    ]
+    return functools.reduce(lambda f, option: option(f), reversed(options), command)
+
+
+def _need(value: object, flag: str, method: str) -> None:
+    if value is None or value == ():
+        raise ConfigError(f"--method {method} needs {flag}")
+
+
 @cli.command("nuggetize")
 @click.option("--topics", required=True, type=click.Path(path_type=Path), help="TSV or JSONL")
-@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="TREC qrels")
-@click.option("--corpus", required=True, type=click.Path(path_type=Path), help="JSONL segments")
+@click.option("--qrels", type=click.Path(path_type=Path), help="TREC qrels")
+@click.option("--corpus", type=click.Path(path_type=Path), help="JSONL segments")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path))
+@click.option("--docs-run", "docs_runs", multiple=True, type=click.Path(path_type=Path),
+              help="kpr/udcg: TREC run whose first --depth passages a key is built from "
+                   "(repeatable: their union)")
+@click.option("--depth", type=int, default=None, help="passages per topic of --docs-run")
+@method_options
 @click.option("--min-grade", type=int, default=None, help="judged segments used [default: 1]")
 @click.option("--window", type=int, default=None, help="segments per call [default: 10]")
 @click.option("--max-nuggets", type=int, default=None, help="nuggets kept while creating [30]")
@@ -117,11 +153,23 @@ def cli() -> None:
 @click.option("--no-labels", is_flag=True, help="skip importance and trim (for post-editing)")
 @assessor_options
 def nuggetize_command(
-    topics: Path, qrels: Path, corpus: Path, output: Path, min_grade: int | None,
+    topics: Path, qrels: Path | None, corpus: Path | None, output: Path, min_grade: int | None,
     window: int | None, max_nuggets: int | None, keep: int | None, no_labels: bool,
+    docs_runs: tuple[Path, ...], depth: int | None, method: str, settings: tuple[str, ...],
     **options: Any,
 ) -> None:
-    """Build an answer key (nuggets) for each topic from its judged segments."""
+    """Build an answer key for each topic (nuggets from its judged segments by default)."""
+    if method != "nuggets":
+        keyer = make_method(method, parse_settings(method, settings))
+        assessor = _assessor(options)
+        click.echo(build_method_keys(keyer, assessor, _run, topics, output, qrels, corpus,
+                                     docs_runs, depth, min_grade or 1), err=True)
+        return
+    _need(qrels, "--qrels", method)
+    _need(corpus, "--corpus", method)
+    if docs_runs:
+        raise ConfigError("--docs-run is for --method kpr and udcg; nuggets uses the qrels")
+    assert qrels is not None and corpus is not None
     config = _nugget_config(min_grade=min_grade, window=window, max_nuggets=max_nuggets,
                             keep=keep, label=False if no_labels else None)
     topic_map = read_topics(topics)
@@ -132,9 +180,19 @@ def nuggetize_command(
 
 
 @cli.command("assign")
-@click.option("--run", "run_paths", multiple=True, required=True,
+@click.option("--run", "run_paths", multiple=True,
               type=click.Path(path_type=Path), help="answer run JSONL (repeatable)")
-@click.option("--nuggets", required=True, type=click.Path(path_type=Path))
+@click.option("--nuggets", "--key", "nuggets", required=True, type=click.Path(path_type=Path),
+              help="the answer key (nuggets, or the key file of --method)")
+@click.option("--retrieval-run", "retrieval_runs", multiple=True,
+              type=click.Path(path_type=Path), help="crux/udcg: TREC retrieval run (repeatable)")
+@click.option("--corpus", type=click.Path(path_type=Path), default=None,
+              help="passage texts of --retrieval-run")
+@click.option("--depth", type=int, default=None,
+              help="passages of a retrieval run read per topic [the method's k]")
+@click.option("--allow-missing", is_flag=True,
+              help="retrieved passages missing from --corpus stay unjudged instead of an error")
+@method_options
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="folder: one assessment file per run")
 @click.option("--batch", type=int, default=None, help="nuggets per call [default: 10]")
@@ -143,9 +201,18 @@ def nuggetize_command(
 @assessor_options
 def assign_command(
     run_paths: tuple[Path, ...], nuggets: Path, output: Path, batch: int | None, lenient: bool,
-    **options: Any,
+    retrieval_runs: tuple[Path, ...], corpus: Path | None, depth: int | None,
+    allow_missing: bool, method: str, settings: tuple[str, ...], **options: Any,
 ) -> None:
-    """Judge every answer of the runs against the nuggets of its topic."""
+    """Judge every answer (or retrieved context) of the runs against its topic's key."""
+    if method != "nuggets":
+        judge = make_method(method, parse_settings(method, settings))
+        k = depth or getattr(judge.config, "k", 5)
+        targets = method_targets(judge, run_paths, retrieval_runs, corpus, k, allow_missing)
+        assessor = _assessor(options)
+        click.echo(judge_method(judge, assessor, _run, nuggets, targets, output), err=True)
+        return
+    _need(run_paths, "--run", method)
     runs, keys = read_runs(list(run_paths)), read_nuggets(nuggets, lenient=lenient)
     assessor = _assessor(options)
     config = _nugget_config(assign_batch=batch)
@@ -173,16 +240,30 @@ def _report_scores(table: ScoreTable, started: float) -> None:
               help="leaderboard TSV")
 @click.option("--per-topic", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="long TSV: run_id topic_id measure value")
-@click.option("--nuggets", type=click.Path(path_type=Path), default=None,
+@click.option("--nuggets", "--key", "nuggets", type=click.Path(path_type=Path), default=None,
               help="answer key: its topics are the ones every run is scored on")
 @click.option("--lenient", is_flag=True,
               help="off-menu labels in input files become unjudged items instead of errors")
+@click.option("--diversity-qrels", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="crux: write `qid subtopic docid rel` qrels (ir_measures' "
+                                 "alpha_nDCG reads them)")
+@method_options
 def score_command(
     assessments: tuple[Path, ...], output: Path | None, per_topic: Path | None,
-    nuggets: Path | None, lenient: bool,
+    nuggets: Path | None, lenient: bool, method: str, settings: tuple[str, ...],
+    diversity_qrels: Path | None,
 ) -> None:
     """Score assessment files (or folders of them) into a leaderboard."""
     started = time.monotonic()
+    if method != "nuggets":
+        _need(nuggets, "--key (its answer key file)", method)
+        assert nuggets is not None
+        scorer = make_method(method, parse_settings(method, settings))
+        score_method(scorer, nuggets, assessments, output, per_topic, started,
+                     diversity_qrels)
+        return
+    if diversity_qrels is not None:
+        raise ConfigError("--diversity-qrels needs --method crux")
     universe = list(read_nuggets(nuggets, lenient=lenient)) if nuggets else None
     table = score_files(list(assessments), universe, lenient=lenient)
     write_tables(table, output, per_topic)
@@ -203,7 +284,11 @@ def evaluate_command(track: str, output: Path | None, **options: Any) -> None:
     started = time.monotonic()
     config = load_track(track)
     out = output or Path("out") / config.name
-    settings = config.nuggets.config()
+    if config.method != "nuggets":
+        evaluate_method(config, out, _assessor(options, config.assessor), _run, started)
+        return
+    assert config.qrels is not None and config.corpus is not None
+    settings = make_method("nuggets", config.settings()).config
     topic_map = read_topics(config.topics)
     pool = load_pool(read_qrels(config.qrels), config.qrels, config.corpus, settings.min_grade)
     runs = read_runs(config.runs)

@@ -1,37 +1,26 @@
-"""The AutoNuggetizer steps over files: nuggetize, assign, score."""
+"""The AutoNuggetizer steps over files: its inputs adapted to the method flow, and scoring."""
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import InputError
-from nuggetizer.formats.assessments import assessment_record, read_assessments
+from nuggetizer.formats.assessments import read_assessments
 from nuggetizer.formats.corpus import read_corpus
 from nuggetizer.formats.nuggets import nuggets_record
-from nuggetizer.keys.nuggets import (
-    PROMPTS,
-    NuggetConfig,
-    assign_nuggets,
-    create_nuggets,
-    judged_pool,
-)
+from nuggetizer.keys.base import KeyInput, Target
+from nuggetizer.keys.nuggets import NuggetConfig, NuggetsMethod, judged_pool
 from nuggetizer.leaderboard import ScoreTable, score
 from nuggetizer.measures import answer_length
-from nuggetizer.progress import Summary, progress_bar
-from nuggetizer.provenance import provenance
-from nuggetizer.resume import ResumableOutput
+from nuggetizer.method_flow import build_keys, judge_targets, run_file_name
+from nuggetizer.progress import Summary
 from nuggetizer.types import Answer, NuggetList, Qrel, Segment, Topic
 
-
-def _provenance(assessor: Assessor, config: NuggetConfig, track: str | None) -> dict:
-    return provenance(
-        assessor.provenance(), PROMPTS, config=dataclasses.asdict(config), track=track
-    )
+__all__ = ["Pool", "assessment_files", "assign", "load_pool", "nuggetize", "run_file_name",
+           "score_files"]
 
 
 @dataclass
@@ -69,45 +58,15 @@ async def nuggetize(
     track: str | None = None,
 ) -> Summary:
     """Build the nuggets of every topic that has judged segments; resumable."""
-    summary = Summary("nuggetize")
-    todo = [qid for qid in topics if qid in pool.judged]
-    summary.skipped = len(topics) - len(todo)
+    inputs = [
+        KeyInput(qid=qid, query=topic.text,
+                 documents=[pool.segments[q.docid] for q in pool.judged[qid]])
+        for qid, topic in topics.items() if qid in pool.judged
+    ]
+    summary = await build_keys(NuggetsMethod(config), inputs, assessor, out, track)
+    summary.skipped = len(topics) - len(inputs)
     summary.skipped_why = f"no segments judged >= {config.min_grade}"
-    stamp = _provenance(assessor, config, track)
-    output = ResumableOutput(out, lambda r: r["qid"], stamp)
-
-    async def one(qid: str, bar: object) -> None:
-        segments = [pool.segments[q.docid] for q in pool.judged[qid]]
-        result = await create_nuggets(assessor, qid, topics[qid].text, segments, config)
-        record = nuggets_record(result.nuggets, stamp)
-        if result.unparsed:
-            record["unparsed"] = [u.record() for u in result.unparsed]
-        output.add(record)
-        summary.done += 1
-        summary.unjudged += _nugget_problems(result.nuggets, len(result.unparsed))
-        bar.update(1)  # type: ignore[attr-defined]
-
-    summary.resumed = sum(1 for qid in todo if output.done(qid))
-    for record in output.records.values():
-        summary.unjudged += _nugget_problems(
-            NuggetList.model_validate(record), len(record.get("unparsed", []))
-        )
-    with progress_bar(len(todo) - summary.resumed, "nuggetize") as bar:
-        async with asyncio.TaskGroup() as group:
-            for qid in todo:
-                if not output.done(qid):
-                    group.create_task(one(qid, bar))
-    output.finish(todo)
     return summary
-
-
-def _nugget_problems(nuggets: NuggetList, unparsed_windows: int) -> int:
-    return unparsed_windows + sum(1 for n in nuggets.nuggets if n.importance == "unjudged")
-
-
-def run_file_name(run_id: str) -> str:
-    """The assessment file of a run inside the output folder."""
-    return run_id.replace("/", "_").replace("\\", "_") + ".jsonl"
 
 
 async def assign(
@@ -119,44 +78,19 @@ async def assign(
     track: str | None = None,
 ) -> Summary:
     """Judge every answer of every run against its topic's nuggets; resumable per (run, topic)."""
-    summary = Summary("assign", unit="answers", skipped_why="topic not in the answer key")
-    stamp = _provenance(assessor, config, track)
-    outputs = {
-        run_id: ResumableOutput(out_dir / run_file_name(run_id), lambda r: r["qid"], stamp)
-        for run_id in runs
+    targets = {
+        run_id: {
+            qid: Target(run_id=run_id, qid=qid, answer=answer.text,
+                        length=answer_length([s.text for s in answer.sentences]))
+            for qid, answer in answers.items()
+        }
+        for run_id, answers in runs.items()
     }
-    todo: list[tuple[str, str]] = []
-    for run_id, answers in runs.items():
-        for qid in answers:
-            if qid not in keys:
-                summary.skipped += 1
-            elif outputs[run_id].done(qid):
-                summary.resumed += 1
-                summary.unjudged += _unjudged(outputs[run_id].records[qid])
-            else:
-                todo.append((run_id, qid))
-
-    async def one(run_id: str, qid: str, bar: object) -> None:
-        answer = runs[run_id][qid]
-        length = answer_length([s.text for s in answer.sentences])
-        assessment = await assign_nuggets(assessor, keys[qid], answer, length, config)
-        record = assessment_record(assessment, stamp)
-        outputs[run_id].add(record)
-        summary.done += 1
-        summary.unjudged += _unjudged(record)
-        bar.update(1)  # type: ignore[attr-defined]
-
-    with progress_bar(len(todo), "assign") as bar:
-        async with asyncio.TaskGroup() as group:
-            for run_id, qid in todo:
-                group.create_task(one(run_id, qid, bar))
-    for run_id, answers in runs.items():
-        outputs[run_id].finish(qid for qid in answers if qid in keys)
+    records = {qid: nuggets_record(key) for qid, key in keys.items()}
+    summary = await judge_targets(NuggetsMethod(config), records, targets, assessor, out_dir,
+                                  track)
+    summary.unit = "answers"
     return summary
-
-
-def _unjudged(record: dict) -> int:
-    return sum(1 for n in record["nuggets"] if n["assignment"] == "unjudged")
 
 
 def assessment_files(paths: Sequence[Path]) -> list[Path]:
@@ -177,7 +111,7 @@ def score_files(
     paths: Sequence[Path], universe: Sequence[str] | None, *, lenient: bool = False
 ) -> ScoreTable:
     """Read assessment files (or folders of them) and score them."""
-    assessments = []
-    for path in assessment_files(paths):
-        assessments += read_assessments(path, lenient=lenient)
-    return score(assessments, universe)
+    files = assessment_files(paths)  # every path checked before any is read
+    return score(
+        (a for path in files for a in read_assessments(path, lenient=lenient)), universe
+    )

@@ -5,27 +5,12 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.keys.nuggets import NuggetConfig
-
-
-class NuggetSettings(BaseModel):
-    """The `[nuggets]` table of a track config."""
-
-    model_config = ConfigDict(extra="forbid")
-    min_grade: int = 1
-    window: int = 10
-    max_nuggets: int = 30
-    keep: int = 20
-    label_batch: int = 10
-    assign_batch: int = 10
-
-    def config(self) -> NuggetConfig:
-        """The method config these settings describe."""
-        return NuggetConfig(**self.model_dump())
+from nuggetizer.keys.base import METHOD_NAMES
 
 
 class Track(BaseModel):
@@ -35,11 +20,22 @@ class Track(BaseModel):
     name: str
     method: str = "nuggets"
     topics: Path
-    qrels: Path
-    corpus: Path
+    qrels: Path | None = None  # required by the nuggets method
+    corpus: Path | None = None  # required by the nuggets method
     runs: list[Path] = []
+    retrieval_runs: list[Path] = []  # TREC runs (crux, udcg)
+    docs_runs: list[Path] = []  # kpr/udcg: the runs whose passages a key is built from
+    depth: int | None = None  # passages of docs_run per topic
+    allow_missing: bool = False  # retrieved passages missing from the corpus stay unjudged
     assessor: str | None = None
-    nuggets: NuggetSettings = NuggetSettings()
+    nuggets: dict[str, Any] = {}  # settings of keys/nuggets.py NuggetConfig
+    crux: dict[str, Any] = {}  # settings of keys/crux.py CruxConfig
+    kpr: dict[str, Any] = {}
+    udcg: dict[str, Any] = {}
+
+    def settings(self) -> dict[str, Any]:
+        """The `[nuggets]`/`[crux]`/`[kpr]`/`[udcg]` table of the track's method."""
+        return dict(getattr(self, self.method))
 
 
 def builtin_tracks() -> list[str]:
@@ -78,11 +74,22 @@ def load_track(name_or_file: str) -> Track:
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(f"{path}: {problems}") from exc
-    if track.method != "nuggets":
-        raise ConfigError(f"{path}: method {track.method!r} is not known (use 'nuggets')")
+    if track.method not in METHOD_NAMES:
+        raise ConfigError(f"{path}: method {track.method!r} is not known (use one of "
+                          f"{', '.join(METHOD_NAMES)})")
+    from nuggetizer.method_flow import make_method  # the method's own settings check
+
+    try:
+        make_method(track.method, track.settings())
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: [{track.method}] {exc}") from exc
+    if track.method == "nuggets" and (track.qrels is None or track.corpus is None):
+        raise ConfigError(f"{path}: method 'nuggets' needs qrels and corpus")
     base = path.parent
     track.topics = (base / track.topics).resolve()
-    track.qrels = (base / track.qrels).resolve()
-    track.corpus = (base / track.corpus).resolve()
+    track.qrels = (base / track.qrels).resolve() if track.qrels is not None else None
+    track.corpus = (base / track.corpus).resolve() if track.corpus is not None else None
+    track.docs_runs = [(base / r).resolve() for r in track.docs_runs]
     track.runs = [(base / r).resolve() for r in track.runs]
+    track.retrieval_runs = [(base / r).resolve() for r in track.retrieval_runs]
     return track

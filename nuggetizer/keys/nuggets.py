@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
+from nuggetizer.assessors.untrusted import inline
+from nuggetizer.formats.assessments import assessment_record
+from nuggetizer.formats.nuggets import nuggets_record
+from nuggetizer.keys.base import AnswerKeyMethod, KeyInput, Outcome, Target, register
+from nuggetizer.measures import MEASURES, nugget_scores
 from nuggetizer.parsing import labels_schema, parse_labels, parse_strings, strings_schema
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import (
@@ -20,6 +25,7 @@ from nuggetizer.types import (
     NuggetList,
     Qrel,
     Segment,
+    Sentence,
 )
 
 T = TypeVar("T")
@@ -42,7 +48,7 @@ class NuggetConfig:
     label_batch: int = 10
     assign_batch: int = 10
     label: bool = True
-    reasks: int = 2
+    reasks: int = DEFAULT_REASKS
 
 
 @dataclass
@@ -101,7 +107,7 @@ async def create_nuggets(
         parsed = await assessor.ask(
             prompt.render(
                 query=query,
-                segments=[s.text for s in window],
+                segments=[inline(s.text) for s in window],
                 nuggets=texts,
                 max_nuggets=config.max_nuggets,
             ),
@@ -176,7 +182,7 @@ async def assign_nuggets(
     results = await _label_batches(
         assessor,
         load_prompt("nuggets_assign"),
-        {"query": key.query, "answer": answer.text},
+        {"query": key.query, "answer": inline(answer.text)},
         [n.text for n in key.nuggets],
         ASSIGNMENT_LABELS,
         config.assign_batch,
@@ -202,3 +208,50 @@ async def assign_nuggets(
         length=length,
         nuggets=assessed,
     )
+
+
+@register
+class NuggetsMethod(AnswerKeyMethod):
+    """AutoNuggetizer in the answer-key interface (keys/base.py): it calls the functions above
+    and writes the same records (formats/nuggets.py, formats/assessments.py)."""
+
+    name = "nuggets"
+    prompts = PROMPTS
+    measures = MEASURES
+    primary = "V_strict"
+    targets = ("answer",)
+    config_type = NuggetConfig
+
+    def __init__(self, config: NuggetConfig | None = None) -> None:
+        super().__init__(config or NuggetConfig())
+
+    async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
+        result = await create_nuggets(assessor, item.qid, item.query, item.documents,
+                                      self.config)
+        record = nuggets_record(result.nuggets)
+        if result.unparsed:
+            record["unparsed"] = [u.record() for u in result.unparsed]
+        problems = len(result.unparsed) + sum(
+            1 for n in result.nuggets.nuggets if n.importance == "unjudged")
+        return Outcome(record, problems)
+
+    async def judge(self, assessor: Assessor, key: Mapping[str, Any], target: Target
+                    ) -> Outcome:
+        answer = Answer(run_id=target.run_id, topic_id=target.qid,
+                        sentences=[Sentence(text=target.answer or "")])
+        length = target.length if target.length is not None else 0
+        assessment = await assign_nuggets(
+            assessor, NuggetList.model_validate(dict(key)), answer, length, self.config)
+        record = assessment_record(assessment)
+        unjudged = sum(1 for n in record["nuggets"] if n["assignment"] == "unjudged")
+        return Outcome(record, unjudged)
+
+    def score(self, key: Mapping[str, Any], judgment: Mapping[str, Any],
+              pool: Any) -> dict[str, float]:
+        labels = [(n["importance"], n["assignment"]) for n in judgment["nuggets"]]
+        scores = nugget_scores(labels)
+        scores["L"] = float(judgment.get("length") or 0)
+        return scores
+
+    def unjudged(self, judgment: Mapping[str, Any]) -> int:
+        return sum(1 for n in judgment["nuggets"] if n["assignment"] == "unjudged")
