@@ -17,7 +17,9 @@ demo: $(BIN)/python
 
 # Installs the package with everything the tests use and runs ruff and the whole test suite,
 # slow tests included (they start the embedded model and a real llama.cpp server on 127.0.0.1).
+# Debian's chromium renders the HTML report headless in a test (CI runs as root).
 test: $(BIN)/python
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(PIP) install -q -e '.[local,server,test]'
 	$(BIN)/ruff check .
 	$(BIN)/pytest -ra

@@ -1,0 +1,108 @@
+"""The static HTML report on the real runs, rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from shared_data import RAG24
+
+from nuggetizer.cli import cli
+from nuggetizer.formats.assessments import assessment_record, read_assessments
+from nuggetizer.formats.jsonl import write_jsonl_atomic
+from nuggetizer.formats.nuggets import read_nuggets
+from nuggetizer.formats.runs import read_runs
+from nuggetizer.measures import answer_length
+from nuggetizer.report import unsupported_nuggets
+from nuggetizer.types import AssessedNugget, Assessment
+
+RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))
+QIDS = ["2024-105741", "2024-109837", "2024-111331", "2024-121840", "2024-126056"]
+
+
+def lexical_label(nugget: str, answer: str) -> str:
+    """A crude but real assessor: the share of the nugget's longer words found in the answer."""
+    words = [w for w in re.findall(r"[a-z0-9]+", nugget.lower()) if len(w) > 3]
+    if not words:
+        return "not_support"
+    hits = sum(w in answer.lower() for w in words) / len(words)
+    return "support" if hits >= 0.75 else "partial_support" if hits >= 0.5 else "not_support"
+
+
+@pytest.fixture(scope="module")
+def assessed(tmp_path_factory) -> Path:
+    """Lexical assessments of the three real runs on five topics of the real nuggets."""
+    keys = read_nuggets(RAG24 / "nuggets.mistral.jsonl", lenient=True)
+    out = tmp_path_factory.mktemp("assessed")
+    for run_id, answers in read_runs(RUNS).items():
+        records = []
+        for qid in QIDS:
+            answer = answers[qid]
+            nuggets = [AssessedNugget(text=n.text, importance=n.importance,
+                                      assignment=lexical_label(n.text, answer.text))
+                       for n in keys[qid].nuggets]
+            records.append(assessment_record(Assessment(
+                run_id=run_id, qid=qid, query=keys[qid].query, answer_text=answer.text,
+                length=answer_length([s.text for s in answer.sentences]), nuggets=nuggets)))
+        write_jsonl_atomic(out / f"{run_id}.jsonl", records)
+    return out
+
+
+def test_report_files_and_content(assessed, tmp_path):
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli, ["report", str(assessed), "-o", str(out), "--title",
+                                      "RAG24 <baselines>"])
+    assert result.exit_code == 0, result.output
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "RAG24 &lt;baselines&gt;" in page and "<script" not in page
+    for run in RUNS:
+        assert run.stem in page
+    for name in ("distributions.png", "heatmap.png", "length.png"):
+        assert f"src='{name}'" in page
+        image = matplotlib.image.imread(out / name)
+        assert image.shape[0] > 200 and image[..., :3].std() > 0.05  # drawn, not blank
+    items = [a for p in sorted(assessed.glob("*.jsonl")) for a in read_assessments(p)]
+    gaps = unsupported_nuggets(items)
+    for qid in QIDS:  # checked against the labels directly
+        texts = {n.text for a in items if a.qid == qid for n in a.nuggets}
+        hit = {n.text for a in items if a.qid == qid for n in a.nuggets
+               if n.assignment in ("support", "partial_support")}
+        assert {t for _, t in gaps.get(qid, [])} == texts - hit
+    assert f"Nuggets no run supported ({sum(len(v) for v in gaps.values())} in" in page
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_report_renders_in_headless_chromium(assessed, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: `make test` installs Debian's chromium")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli, ["report", str(assessed), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+         "--window-size=1200,900", (out / "index.html").resolve().as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )
+    image = matplotlib.image.imread(shot)
+    assert image.shape[:2] == (900, 1200)
+    pixels = (image[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
+    colours = np.unique(pixels, axis=0)
+    assert len(colours) > 50  # text, table borders and the figures, not one flat colour
+    background = np.mean(np.all(pixels == pixels[0], axis=1))
+    assert background < 0.95
