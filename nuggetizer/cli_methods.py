@@ -17,6 +17,7 @@ from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.runs import read_run
 from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
 from nuggetizer.keys.base import AnswerKeyMethod, Target
+from nuggetizer.leaderboard import leaderboard_tsv, write_tables
 from nuggetizer.method_flow import (
     MethodTable,
     answer_targets,
@@ -24,10 +25,8 @@ from nuggetizer.method_flow import (
     context_targets,
     judge_targets,
     key_inputs,
-    leaderboard_tsv,
     make_method,
     score_files,
-    write_method_tables,
 )
 from nuggetizer.pipeline import assessment_files
 from nuggetizer.provenance import write_sidecar
@@ -144,14 +143,14 @@ def score_method(
     if diversity is not None and method.name != "crux":
         raise ConfigError("--diversity-qrels needs --method crux")
     table = score_files(method, keys, files)
-    write_method_tables(table, output, per_topic)
+    write_tables(table, output, per_topic, method.measures)
     if diversity is not None:
         write_text_atomic(diversity, crux_diversity_qrels(keys, files, method.config.eta))
         write_sidecar(diversity, [key, *files])
     for path in (output, per_topic):
         if path is not None:
             write_sidecar(path, [key, *files])
-    click.echo(leaderboard_tsv(table).rstrip("\n").replace("\t", "  "))
+    click.echo(leaderboard_tsv(table, method.measures).rstrip("\n").replace("\t", "  "))
     click.echo(
         f"score --method {method.name}: {len(table.means)} runs, {len(table.topics)} topics, "
         f"{sum(table.missing.values())} unanswered (scored 0), "

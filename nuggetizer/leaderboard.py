@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from nuggetizer.formats.jsonl import write_text_atomic
 from nuggetizer.measures import MEASURES, nugget_scores, word_count
@@ -86,23 +87,34 @@ def score(assessments: Iterable[Assessment], universe: Sequence[str] | None = No
     return table
 
 
-def leaderboard_tsv(table: ScoreTable) -> str:
-    """`run_id V_strict V W_strict W A_strict A L`, 4 decimals, sorted by V_strict."""
-    lines = ["\t".join(("run_id", *MEASURES))]
+class Scores(Protocol):
+    """What the TSV writers read: this module's ScoreTable and method_flow's MethodTable."""
+
+    per_topic: dict[str, dict[str, dict[str, float]]]
+    means: dict[str, dict[str, float]]
+
+    def ranking(self) -> list[str]: ...
+
+
+def leaderboard_tsv(table: Scores, measures: Sequence[str] = MEASURES) -> str:
+    """`run_id` then `measures`, 4 decimals ("-" where a run has no such measure), in ranking
+    order (for the AutoNuggetizer `run_id V_strict V W_strict W A_strict A L` by V_strict)."""
+    lines = ["\t".join(("run_id", *measures))]
     for run_id in table.ranking():
         means = table.means[run_id]
-        lines.append("\t".join([run_id, *(f"{means[m]:.4f}" for m in MEASURES)]))
+        cells = [f"{means[m]:.4f}" if m in means else "-" for m in measures]
+        lines.append("\t".join([run_id, *cells]))
     return "\n".join(lines) + "\n"
 
 
-def per_topic_tsv(table: ScoreTable) -> str:
+def per_topic_tsv(table: Scores, measures: Sequence[str] = MEASURES) -> str:
     """Long form `run_id topic_id measure value`, with `all` rows holding the run means."""
     lines = ["run_id\ttopic_id\tmeasure\tvalue"]
     for run_id in table.ranking():
         for qid, row in table.per_topic[run_id].items():
-            lines += [f"{run_id}\t{qid}\t{m}\t{row[m]:.4f}" for m in MEASURES if m in row]
+            lines += [f"{run_id}\t{qid}\t{m}\t{row[m]:.4f}" for m in measures if m in row]
         means = table.means[run_id]
-        lines += [f"{run_id}\tall\t{m}\t{means[m]:.4f}" for m in MEASURES]
+        lines += [f"{run_id}\tall\t{m}\t{means[m]:.4f}" for m in measures if m in means]
     return "\n".join(lines) + "\n"
 
 
@@ -117,9 +129,10 @@ def format_leaderboard(table: ScoreTable) -> str:
     return "\n".join(lines)
 
 
-def write_tables(table: ScoreTable, leaderboard: Path | None, per_topic: Path | None) -> None:
+def write_tables(table: Scores, leaderboard: Path | None, per_topic: Path | None,
+                 measures: Sequence[str] = MEASURES) -> None:
     """Write the requested TSVs atomically."""
     if leaderboard is not None:
-        write_text_atomic(leaderboard, leaderboard_tsv(table))
+        write_text_atomic(leaderboard, leaderboard_tsv(table, measures))
     if per_topic is not None:
-        write_text_atomic(per_topic, per_topic_tsv(table))
+        write_text_atomic(per_topic, per_topic_tsv(table, measures))

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.corpus import read_corpus
-from nuggetizer.formats.jsonl import write_text_atomic
 from nuggetizer.formats.keys import KeyTopic, read_judgments
 from nuggetizer.formats.trec_run import TrecRun
 from nuggetizer.keys.base import AnswerKeyMethod, KeyInput, Target, method_class
@@ -260,33 +259,3 @@ def score_files(method: AnswerKeyMethod, keys: dict[str, dict[str, Any]],
     for path in paths:
         judgments += read_judgments(path)
     return score_judgments(method, keys, judgments)
-
-
-def leaderboard_tsv(table: MethodTable) -> str:
-    """`run_id` then the method's measures, 4 decimals ("-" where a run has no such measure)."""
-    names = table.method.measures
-    lines = ["\t".join(("run_id", *names))]
-    for run_id in table.ranking():
-        means = table.means[run_id]
-        cells = [f"{means[m]:.4f}" if m in means else "-" for m in names]
-        lines.append("\t".join([run_id, *cells]))
-    return "\n".join(lines) + "\n"
-
-
-def per_topic_tsv(table: MethodTable) -> str:
-    """Long form `run_id topic_id measure value`, with `all` rows holding the run means."""
-    lines = ["run_id\ttopic_id\tmeasure\tvalue"]
-    for run_id in table.ranking():
-        for qid, row in table.per_topic[run_id].items():
-            lines += [f"{run_id}\t{qid}\t{m}\t{v:.4f}" for m, v in row.items()]
-        lines += [f"{run_id}\tall\t{m}\t{v:.4f}" for m, v in table.means[run_id].items()]
-    return "\n".join(lines) + "\n"
-
-
-def write_method_tables(table: MethodTable, leaderboard: Path | None,
-                        per_topic: Path | None) -> None:
-    """Write the requested TSVs atomically."""
-    if leaderboard is not None:
-        write_text_atomic(leaderboard, leaderboard_tsv(table))
-    if per_topic is not None:
-        write_text_atomic(per_topic, per_topic_tsv(table))

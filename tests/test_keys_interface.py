@@ -22,11 +22,11 @@ from nuggetizer.formats.keys import read_keys
 from nuggetizer.formats.nuggets import nuggets_record
 from nuggetizer.keys.base import METHOD_NAMES, AnswerKeyMethod, KeyInput, Target, method_class
 from nuggetizer.keys.nuggets import NuggetConfig, assign_nuggets, create_nuggets
+from nuggetizer.leaderboard import leaderboard_tsv
 from nuggetizer.method_flow import (
     answer_targets,
     build_keys,
     judge_targets,
-    leaderboard_tsv,
     make_method,
     score_files,
 )
@@ -140,8 +140,8 @@ def test_generic_flow_journals_resumes_and_scores(tmp_path: Path) -> None:
     table = score_files(method, keys, [out / "good.jsonl", out / "poor.jsonl"])
     assert table.means["good"]["KPR"] == 1.0
     assert table.means["poor"]["KPR"] == 0.0 and table.missing["poor"] == 1
-    assert leaderboard_tsv(table).splitlines() == ["run_id\tKPR", "good\t1.0000",
-                                                   "poor\t0.0000"]
+    board = leaderboard_tsv(table, table.method.measures)
+    assert board.splitlines() == ["run_id\tKPR", "good\t1.0000", "poor\t0.0000"]
 
 
 def test_interrupted_flow_resumes_from_the_journal(tmp_path: Path) -> None:
