@@ -67,17 +67,21 @@ class KprConfig:
     reasks: int = DEFAULT_REASKS
 
 
+def _list_or_empty(text: str) -> list:
+    """The list in an answer that gives one as JSON or Python; [] when it gives none."""
+    try:
+        return parse_list(text)
+    except ParseFailure:
+        return []
+
+
 def parse_points(text: str, max_points: int) -> list[tuple[str, list[str]]]:
     """(point, spans) pairs from the tagged format, `Point n:` lines or a JSON list."""
     tagged = [(p.strip(), [s.strip() for s in _SPAN.findall(spans)])
               for p, spans in _TAGGED.findall(text or "")]
     points = [(p, s) for p, s in tagged if p]
     if not points:
-        try:
-            items = parse_list(text)
-        except ParseFailure:
-            items = []
-        for item in items:
+        for item in _list_or_empty(text):
             if isinstance(item, dict) and isinstance(item.get("point"), str):
                 spans = [s for s in item.get("spans") or [] if isinstance(s, str)]
                 points.append((item["point"].strip(), spans))
@@ -95,11 +99,7 @@ def parse_points(text: str, max_points: int) -> list[tuple[str, list[str]]]:
 def parse_dedup(text: str, total: int) -> list[tuple[str, list[int]]]:
     """Merged points with their original numbers; every 1..total exactly once, or ParseFailure."""
     merged: list[tuple[str, list[int]]] = []
-    try:
-        items = parse_list(text)
-    except ParseFailure:
-        items = []
-    for item in items:
+    for item in _list_or_empty(text):
         if isinstance(item, dict) and isinstance(item.get("point"), str):
             sources = item.get("sources") or []
             merged.append((item["point"].strip(), [int(s) for s in sources
