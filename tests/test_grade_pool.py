@@ -119,6 +119,73 @@ def test_grade_pool_options_are_checked(tmp_path: Path) -> None:
     assert docs.exit_code == 2 and "--docs-run does not apply" in docs.stderr
 
 
+DRY = re.compile(r"dry run (?P<step>\S+).*?: (?P<calls>\d+) calls to make.*?; (?P<hits>\d+) "
+                 r"calls the cache holds")
+
+
+def dry_counts(stderr: str) -> dict[str, tuple[int, int]]:
+    """Per step of a dry run: (calls to make, calls the cache holds)."""
+    return {m["step"]: (int(m["calls"]), int(m["hits"]))
+            for m in map(DRY.match, stderr.splitlines()) if m}
+
+
+def test_a_dry_run_of_grade_pool_counts_the_grades_exactly_and_bounds_the_keys(
+        tmp_path: Path) -> None:
+    CALLS.clear()
+    out = tmp_path / "nuggets.jsonl"
+    dry = nuggetize(out, "scripted:spot-graded", "--dry-run", "--tokenizer", "chars")
+    assert dry.exit_code == 0, dry.output
+    assert CALLS == [] and not out.exists() and not (tmp_path / "nuggets.llm.qrels").exists()
+    counted = dry_counts(dry.stderr)
+    assert counted["relevance"] == (len(POOL), 0)
+    assert counted["nuggetize"][0] >= 1  # as if both passages were graded >= 1
+    assert "counted as if every pooled passage were graded 3" in dry.stderr
+
+    made = nuggetize(out, "scripted:spot-graded")
+    assert made.exit_code == 0, made.output
+    assert sum("##final score" in p for p in CALLS) == counted["relevance"][0]
+    creations = sum("Updated Nugget List:" in p for p in CALLS)
+    assert creations <= counted["nuggetize"][0]
+    key_calls = sum("##final score" not in p for p in CALLS)  # creation, importance
+
+    # every grade in the cache now: the keys are counted from them, all replayed
+    CALLS.clear()
+    again = nuggetize(tmp_path / "other.jsonl", "scripted:spot-graded", "--dry-run")
+    assert again.exit_code == 0, again.output
+    assert CALLS == []
+    counted = dry_counts(again.stderr)
+    assert counted["relevance"] == (0, len(POOL))
+    assert counted["nuggetize"] == (0, key_calls)
+    assert "keys from the grades the cache holds" in again.stderr
+
+
+def test_relevance_and_a_relevance_track_dry_run_and_take_a_few_topics(tmp_path: Path) -> None:
+    CALLS.clear()
+    qrels = tmp_path / "llm.qrels"
+    base = ["relevance", "--topics", TOPICS, *[x for r in RUNS for x in ("--run", r)],
+            "--corpus", CORPUS, "-o", qrels, "--assessor", "scripted:spot-graded",
+            "--cache", tmp_path / "cache.sqlite"]
+    dry = invoke(*base, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert dry_counts(dry.stderr) == {"relevance": (len(POOL), 0)}
+    assert CALLS == [] and not qrels.exists()
+    none = invoke(*base, "--only-topics", "no-such-topic")
+    assert none.exit_code == 2 and "none of the chosen topics" in none.stderr
+    done = invoke(*base, "--only-topics", "28")
+    assert done.exit_code == 0, done.output
+    assert len(CALLS) == len(POOL) and qrels.read_text() == "28 0 224 2\n28 0 279 0\n"
+
+    evaluated = evaluate(track(tmp_path), tmp_path / "out", "scripted:spot-graded",
+                         "--dry-run", "--cache", str(tmp_path / "cache.sqlite"))
+    assert evaluated.exit_code == 0, evaluated.output
+    assert len(CALLS) == len(POOL)  # the grades replay; nothing else is sent
+    counted = dry_counts(evaluated.stderr)
+    assert counted["relevance"] == (0, len(POOL))
+    assert counted["nuggetize"][0] >= 1
+    assert "not counted: the answer key" in evaluated.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def track(tmp_path: Path, extra: str = "", nuggets: str = "") -> Path:
     path = tmp_path / "track.toml"
     runs = ", ".join(f'"{r}"' for r in RUNS)

@@ -116,6 +116,17 @@ def test_every_step_can_be_restricted_to_a_few_topics(
             assert qids(path) == set(chosen)
         assert summary_line(judged.output, "assign").split(": ")[1].startswith("4 answers")
 
+        # score: against the key, and over every topic judged, on one topic only
+        for key in (("--nuggets", track[1]), ()):
+            board = tmp_path / f"board{len(key)}.tsv"
+            scored = invoke("score", tmp_path / "judged", *key, "--only-topics", chosen[0],
+                            "--per-topic", board)
+            assert scored.exit_code == 0, scored.output
+            rows = [r.split("\t") for r in board.read_text().splitlines()[1:]]
+            assert {r[1] for r in rows} == {chosen[0], "all"}, key
+        nothing = invoke("score", tmp_path / "judged", "--only-topics", "x")
+        assert nothing.exit_code == 2 and "none of the chosen topics" in nothing.output
+
         # an unknown topic is said; none known is an error
         unknown = assign(track, server.url, tmp_path / "judged", cache,
                          "--only-topics", f"{chosen[0]},no-such-topic")

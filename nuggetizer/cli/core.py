@@ -26,6 +26,7 @@ from nuggetizer.cli.common import (
 from nuggetizer.cli.dry import (
     ASSIGN_NOTE,
     NUGGETIZE_NOTE,
+    dry_grade_then_build,
     dry_step,
     echo_report,
     make_dry,
@@ -42,6 +43,7 @@ from nuggetizer.cli.steps import (
     report_graded,
     restrict_inputs,
     restrict_targets,
+    restrict_topic_map,
     score_and_report,
     setting_names,
 )
@@ -99,18 +101,21 @@ def nuggetize_command(
     chosen = configured(method, settings, **flags)
     if (run_paths or cited_only or graded_qrels) and not grade_pool:
         raise ConfigError("--run, --cited-only and --graded-qrels go with --grade-pool")
-    if grade_pool and options["dry_run"]:
-        raise ConfigError("--dry-run does not cover --grade-pool (its keys depend on the "
-                          "grades): dry-run the `relevance` pool's size instead")
     if grade_pool:
         if docs_runs:
             raise ConfigError("--grade-pool pools the --run files: --docs-run does not apply")
         qrels_out, judgments = graded_paths(output, graded_qrels)
         assessor = make_assessor_from(options)
+        if options["dry_run"]:
+            dry_grade_then_build(chosen, make_dry(assessor, options), prices_from(options),
+                                 topics=topics, run_paths=run_paths, cited_only=cited_only,
+                                 corpus=corpus, fill=qrels, reasks=reasks, min_grade=min_grade,
+                                 only=only)
+            return
         _, built = run_with(assessor, grade_then_build(
             chosen, assessor, topics=topics, run_paths=run_paths, cited_only=cited_only,
             corpus=corpus, fill=qrels, graded_qrels=qrels_out, key=output, reasks=reasks,
-            min_grade=min_grade))
+            min_grade=min_grade, only=only))
         click.echo(built.line(assessor.stats) + f"; graded qrels in {qrels_out} (judgments "
                    f"in {judgments}), keys in {output}", err=True)
         embedded_note(assessor)
@@ -197,16 +202,20 @@ def assign_command(
               help="crux: write `qid subtopic docid rel` qrels (ir_measures' alpha_nDCG reads "
                    "them)")
 @method_options
+@topic_options
 def score_command(
     assessments: tuple[Path, ...], output: Path | None, per_topic: Path | None,
     key: Path | None, lenient: bool, method: str, settings: tuple[str, ...],
     diversity_qrels: Path | None, topics: Path | None, autojudge_leaderboard: Path | None,
+    only_topics: tuple[str, ...], only_topics_file: Path | None,
 ) -> None:
-    """Score judgment files (or folders of them) into a leaderboard."""
+    """Score judgment files (or folders of them) into a leaderboard (--only-topics: on those
+    topics only)."""
     started = time.monotonic()
     chosen = configured(method, settings)
     score_and_report(chosen, assessments, key, output, per_topic, lenient, started,
-                     diversity_qrels, topics, autojudge_leaderboard)
+                     diversity_qrels, topics, autojudge_leaderboard,
+                     chosen_topics(only_topics, only_topics_file))
 
 
 @click.command("relevance")
@@ -230,11 +239,14 @@ def score_command(
               help="every judgment, with the model's answer [default: OUTPUT.judgments.jsonl]")
 @click.option("--reasks", type=int, default=DEFAULT_REASKS, show_default=True,
               help="re-asks of an answer without a readable grade")
+@topic_options
+@dry_run_options
 @assessor_options
 def relevance_command(
     topics: Path, run_paths: tuple[Path, ...], cited_only: bool,
     retrieval_runs: tuple[Path, ...], depth: int, corpus: Path | None, fill: Path | None,
-    allow_missing: bool, output: Path, judgments: Path | None, reasks: int, **options: Any,
+    allow_missing: bool, output: Path, judgments: Path | None, reasks: int,
+    only_topics: tuple[str, ...], only_topics_file: Path | None, **options: Any,
 ) -> None:
     """Grade the pooled (topic, passage) pairs 0-3 with UMBRELA's prompt; write TREC qrels."""
     from nuggetizer.flow.relevance import grade_pool
@@ -243,9 +255,16 @@ def relevance_command(
         raise ConfigError("nothing to pool: give --run (answers) and/or --retrieval-run")
     if depth < 1:
         raise ConfigError(f"--depth must be at least 1, got {depth}")
-    topic_map = read_topics(topics)
-    pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
+    only = chosen_topics(only_topics, only_topics_file)
     assessor = make_assessor_from(options)
+    if options["dry_run"]:
+        dry_grade_then_build(None, make_dry(assessor, options), prices_from(options),
+                             topics=topics, run_paths=run_paths, retrieval_runs=retrieval_runs,
+                             depth=depth, cited_only=cited_only, corpus=corpus, fill=fill,
+                             reasks=reasks, allow_missing=allow_missing, only=only)
+        return
+    topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
+    pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
     graded = run_with(assessor, grade_pool(topic_map, pool, corpus, assessor, output, judgments,
                                            kept, reasks, allow_missing))
     report_graded(graded, output, [topics, *run_paths, *retrieval_runs, *([fill] if fill else [])])

@@ -4,7 +4,7 @@ what it would send (nuggetizer/flow/dryrun.py)."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,14 @@ import click
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.cli.common import run_with
-from nuggetizer.flow.dryrun import DryAssessor, Ledger, Prices, dry_assessor, report_lines
+from nuggetizer.flow.dryrun import (
+    DryAssessor,
+    Ledger,
+    Prices,
+    dry_assessor,
+    importance_estimate,
+    report_lines,
+)
 
 NUGGETIZE_NOTE = ("nugget creation is iterative: the first window of each topic is counted "
                   "exactly, later windows as a lower bound (rendered without the nuggets "
@@ -46,3 +53,58 @@ def echo_report(step: str, ledger: Ledger, dry: DryAssessor, prices: Prices,
                 note: str = "") -> None:
     for line in report_lines(step, ledger, dry.tokenizer, prices, note):
         click.echo(line, err=True)
+
+
+GRADE_NOTE = "one call per pooled (topic, passage) pair not judged in --fill: exact"
+KEYS_EXACT = "keys from the grades the cache holds: " + NUGGETIZE_NOTE
+KEYS_BOUND = ("keys depend on grades not made yet: counted as if every pooled passage were "
+              "graded 3 (an upper bound on the passages read); " + NUGGETIZE_NOTE)
+
+
+def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topics: Path,
+                         run_paths: Sequence[Path], retrieval_runs: Sequence[Path] = (),
+                         depth: int = 20, cited_only: bool = False, corpus: Path | None,
+                         fill: Path | None, reasks: int, allow_missing: bool = False,
+                         min_grade: int | None = None, only: set[str] | None = None,
+                         track: str | None = None) -> Ledger:
+    """`--dry-run` of the relevance step and, with a `method`, of the keys built from its
+    grades (`--grade-pool`, a track's [relevance]): the grading is counted exactly; the keys
+    exactly when the cache holds every grade, else as an upper bound (every pooled passage
+    graded 3). Both in one throw-away folder; what they counted, summed."""
+    from nuggetizer.cli.steps import key_inputs_for, read_pool, restrict_topic_map
+    from nuggetizer.flow.relevance import grade_pool
+    from nuggetizer.flow.steps import build_keys
+    from nuggetizer.formats.qrels import qrels_text, read_qrels
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.types import Qrel
+
+    topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
+    pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
+    with tempfile.TemporaryDirectory(prefix="nuggetizer-dry-") as tmp:
+        graded_path = Path(tmp) / "graded.qrels"
+        before = dry.ledger.copy()
+        run_with(dry, grade_pool(topic_map, pool, corpus, dry, graded_path, None, kept,
+                                 reasks, allow_missing))
+        grading = dry.ledger.minus(before)
+        echo_report(f"relevance ({pool.size} pooled pairs of {len(pool.docids)} topics)",
+                    grading, dry, prices, GRADE_NOTE)
+        if method is None:
+            return grading
+        rows = read_qrels(graded_path) if graded_path.stat().st_size else []
+        judged = {(q.qid, q.docid) for q in rows} | {(q.qid, q.docid) for q in kept}
+        rows += [Qrel(qid=qid, docid=d, grade=3) for qid, ds in pool.docids.items()
+                 for d in ds if (qid, d) not in judged]
+        if not rows:
+            return grading
+        graded_path.write_text(qrels_text(rows), encoding="utf-8")
+        inputs, skipped = key_inputs_for(method, topics=topics, qrels=graded_path,
+                                         corpus=corpus, min_grade=min_grade)
+        if only is not None:
+            inputs = [i for i in inputs if i.qid in only]
+        before = dry.ledger.copy()
+        run_with(dry, build_keys(method, inputs, dry, Path(tmp) / "keys.jsonl", track, skipped))
+        keys = dry.ledger.minus(before)
+    keys.estimated_calls += importance_estimate(method, len(inputs))
+    echo_report(f"nuggetize --method {method.name} ({len(inputs)} topics)", keys, dry, prices,
+                KEYS_EXACT if grading.calls == 0 else KEYS_BOUND)
+    return grading.plus(keys)

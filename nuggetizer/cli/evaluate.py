@@ -24,6 +24,7 @@ from nuggetizer.cli.common import (
 from nuggetizer.cli.dry import (
     ASSIGN_NOTE,
     NUGGETIZE_NOTE,
+    dry_grade_then_build,
     dry_step,
     echo_report,
     make_dry,
@@ -180,13 +181,18 @@ def dry_evaluate(config: Track, method: Any, dry: Any, inputs: list[KeyInput], s
                  targets: dict, key: Path | None, only: set[str] | None, prices: Any) -> None:
     """`evaluate --dry-run`: the key step (when the track builds its keys) and the assign step
     (when the keys exist: the track's, or an earlier run's), counted, nothing sent."""
-    if config.relevance is not None and config.key is None:
-        raise ConfigError("--dry-run does not cover a track with [relevance] (its keys depend "
-                          "on the grades)")
     from nuggetizer.flow.dryrun import Ledger
 
     total = Ledger()
-    if key is not None and config.key is None:
+    graded = config.relevance
+    if key is not None and config.key is None and graded is not None:
+        total = dry_grade_then_build(
+            method, dry, prices, topics=config.topics, run_paths=config.runs,
+            retrieval_runs=config.retrieval_runs, depth=graded.depth,
+            cited_only=graded.cited_only, corpus=config.corpus, fill=config.qrels,
+            reasks=graded.reasks, allow_missing=graded.allow_missing, only=only,
+            track=config.name)
+    elif key is not None and config.key is None:
         built = dry_step(dry, lambda tmp: build_keys(method, inputs, dry, tmp / key.name,
                                                      config.name, skipped))
         built.estimated_calls += importance_estimate(method, len(inputs))
@@ -204,8 +210,7 @@ def dry_evaluate(config: Track, method: Any, dry: Any, inputs: list[KeyInput], s
         judged = dry_step(dry, lambda tmp: judge_targets(method, keys, targets, dry, tmp,
                                                          config.name))
         echo_report(f"assign --method {method.name}", judged, dry, prices, ASSIGN_NOTE)
-        total = Ledger(**{f: getattr(total, f) + getattr(judged, f)
-                          for f in total.__dataclass_fields__})
+        total = total.plus(judged)
     echo_report("evaluate (total)", total, dry, prices)
 
 

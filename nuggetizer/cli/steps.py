@@ -21,7 +21,7 @@ from nuggetizer.errors import ConfigError
 from nuggetizer.flow.inputs import answer_targets, cite_targets, context_targets, key_inputs
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import write_sidecar
-from nuggetizer.flow.scoring import ScoreTable, judgment_files, score_files
+from nuggetizer.flow.scoring import ScoreTable, judgment_files, read_judged, score_judged
 from nuggetizer.flow.steps import build_keys
 from nuggetizer.flow.tables import format_leaderboard, write_tables
 from nuggetizer.formats.answers import read_runs
@@ -67,6 +67,15 @@ def note_unknown(only: set[str] | None, present: set[str], where: str) -> None:
     if unknown:
         click.echo(f"note: {len(unknown)} of the {len(only)} chosen topics are not in {where}: "
                    f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}", err=True)
+
+
+def restrict_topic_map(topic_map: dict[str, Any], only: set[str] | None, where: str
+                       ) -> dict[str, Any]:
+    """The chosen topics of a topics file's map (all when `only` is None)."""
+    if only is None:
+        return topic_map
+    note_unknown(only, set(topic_map), where)
+    return {q: t for q, t in topic_map.items() if q in only}
 
 
 def restrict_inputs(inputs: list[KeyInput], skipped: int, only: set[str] | None,
@@ -158,10 +167,7 @@ async def grade_then_build(
         raise ConfigError("--grade-pool needs runs to pool: give --run")
     if corpus is None:
         raise ConfigError("--grade-pool needs --corpus for the texts of the pooled passages")
-    topic_map = read_topics(topics)
-    if only is not None:
-        note_unknown(only, set(topic_map), str(topics))
-        topic_map = {q: t for q, t in topic_map.items() if q in only}
+    topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
     graded = await grade_pool(topic_map, pool, corpus, assessor, graded_qrels, None, kept,
                               reasks, allow_missing)
@@ -255,12 +261,20 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     files = judgment_files(list(paths))
     keys = method.read_keys(key, lenient) if key is not None else None
     universe = list(read_topics(topics)) if topics is not None and keys is None else None
+    judged = read_judged(method, files, lenient)
     if only is not None:  # scored on the chosen topics only
         if keys is not None:
+            note_unknown(only, set(keys), f"the answer key {key}")
             keys = {q: k for q, k in keys.items() if q in only}
-        if universe is not None:
+        elif universe is not None:
+            note_unknown(only, set(universe), f"the topics file {topics}")
             universe = [q for q in universe if q in only]
-    table = score_files(method, files, keys, lenient, universe)
+        else:
+            judged = (j for j in judged if j.qid in only)
+    table = score_judged(method, judged, keys, lenient, universe)
+    if only is not None and keys is None and universe is None and not table.topics:
+        raise ConfigError("--only-topics: none of the chosen topics is judged in "
+                          f"{', '.join(map(str, paths))}")
     inputs = [p for p in (key, topics) if p is not None] + files
     write_tables(table, output, per_topic)
     if autojudge is not None:

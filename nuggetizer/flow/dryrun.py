@@ -53,6 +53,10 @@ class Ledger:
         return Ledger(**{f.name: getattr(self, f.name) - getattr(other, f.name)
                          for f in dataclasses.fields(self)})
 
+    def plus(self, other: Ledger) -> Ledger:
+        return Ledger(**{f.name: getattr(self, f.name) + getattr(other, f.name)
+                         for f in dataclasses.fields(self)})
+
     def copy(self) -> Ledger:
         return dataclasses.replace(self)
 
