@@ -137,6 +137,8 @@ DEFAULT_REASKS = 4
 class Assessor:
     """Owns, in this order: cache lookup -> classified retries -> concurrency limit -> backend."""
 
+    prices: Any = None  # what its tokens cost (flow/dryrun.Prices), set by the command line
+
     def __init__(
         self,
         backend: Backend,

@@ -45,7 +45,8 @@ def test_token_usage_lands_in_the_cache_the_summary_and_the_sidecars(
         tmp_path: Path, track: tuple[list[Path], Path]) -> None:
     cache = tmp_path / "cache.sqlite"
     with emulator(tmp_path) as server:
-        first = assign(track, server.url, tmp_path / "judged", cache)
+        first = assign(track, server.url, tmp_path / "judged", cache,
+                       "--price-in", "2.5", "--price-out", "10")
         assert first.exit_code == 0, first.output
         logged = [r for r in server.requests() if r["outcome"] == "ok"]
     prompt = sum(r["prompt_tokens"] for r in logged)
@@ -61,6 +62,10 @@ def test_token_usage_lands_in_the_cache_the_summary_and_the_sidecars(
     usage = json.loads((tmp_path / "judged" / "usage.json").read_text())
     assert usage["usage"]["prompt_tokens"] == prompt
     assert usage["usage"]["completion_tokens"] == completion
+    cost = (prompt * 2.5 + completion * 10) / 1e6  # at the prices given, per million tokens
+    assert usage["usage"]["cost"] == pytest.approx(cost)
+    assert usage["prices"] == {"input_per_million": 2.5, "output_per_million": 10.0}
+    assert f"cost {cost:.4f}" in line
 
     # a second run replays every call from the cache: no token spent, the replayed ones said
     again = assign(track, "http://127.0.0.1:9/v1", tmp_path / "again", cache)
@@ -74,6 +79,7 @@ def test_token_usage_lands_in_the_cache_the_summary_and_the_sidecars(
     sidecar = json.loads((tmp_path / "board.tsv.provenance.json").read_text())
     step = next(iter(sidecar["usage"].values()))
     assert (step["prompt_tokens"], step["completion_tokens"]) == (prompt, completion)
+    assert step["cost"] == pytest.approx(cost)
     assert re.search(r"assign --method nuggets", next(iter(sidecar["usage"])))
 
 

@@ -15,6 +15,7 @@ from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import AssessorError, NuggetizerError, first_error
+from nuggetizer.flow.dryrun import Prices
 from nuggetizer.methods.registry import method_names
 
 T = TypeVar("T")
@@ -124,10 +125,11 @@ def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
                      help="dry run: chars (an estimate: characters / 4) | tiktoken[:ENC] | "
                           "gguf[:PATH] | auto (tiktoken if installed, else chars)"),
         click.option("--price-in", type=float, default=None,
-                     help="dry run: price per million prompt tokens [track: [prices] input]"),
+                     help="price per million prompt tokens, for the dry run's estimate and "
+                          "the cost of what a real run spends [track: [prices] input]"),
         click.option("--price-out", type=float, default=None,
-                     help="dry run: price per million completion tokens [track: [prices] "
-                          "output]"),
+                     help="price per million completion tokens (as --price-in) [track: "
+                          "[prices] output]"),
         click.option("--completion-ratio", type=float, default=None,
                      help="dry run: expected completion tokens per prompt token, capped at "
                           "each call's max_tokens [default: 0.05]"),
@@ -172,10 +174,22 @@ def parse_pairs(pairs: tuple[str, ...], flags: dict[str, Any] | None = None) -> 
     return settings
 
 
-def make_assessor_from(options: dict[str, Any], fallback: str | None = None) -> Assessor:
-    """The assessor the command's assessor options describe."""
+def prices_from(options: dict[str, Any], table: Any = None) -> Prices:
+    """--price-in/--price-out, else the track's [prices] table."""
+    return Prices(
+        input=options.get("price_in") if options.get("price_in") is not None
+        else getattr(table, "input", None),
+        output=options.get("price_out") if options.get("price_out") is not None
+        else getattr(table, "output", None))
+
+
+def make_assessor_from(options: dict[str, Any], fallback: str | None = None,
+                       prices: Any = None) -> Assessor:
+    """The assessor the command's assessor options describe, carrying the prices that
+    --price-in/--price-out (else the track's `prices` table) give: the cost of what it spends
+    is then said in the summaries and kept with the usage."""
     cache = None if options["no_cache"] else Cache(options["cache_path"] or default_cache_path())
-    return make_assessor(
+    assessor = make_assessor(
         options["assessor_spec"] or fallback or DEFAULT_ASSESSOR,
         base_url=list(options["base_url"]) or None,
         api_key=options["api_key"],
@@ -186,6 +200,8 @@ def make_assessor_from(options: dict[str, Any], fallback: str | None = None) -> 
         model_path=options["model_path"],
         cache=cache,
     )
+    assessor.prices = prices_from(options, prices)
+    return assessor
 
 
 def run_with(assessor: Assessor, work: Coroutine[Any, Any, T]) -> T:

@@ -30,7 +30,6 @@ from nuggetizer.cli.dry import (
     dry_step,
     echo_report,
     make_dry,
-    prices_from,
 )
 from nuggetizer.cli.steps import (
     check_key,
@@ -107,7 +106,7 @@ def nuggetize_command(
         qrels_out, judgments = graded_paths(output, graded_qrels)
         assessor = make_assessor_from(options)
         if options["dry_run"]:
-            dry_grade_then_build(chosen, make_dry(assessor, options), prices_from(options),
+            dry_grade_then_build(chosen, make_dry(assessor, options), assessor.prices,
                                  topics=topics, run_paths=run_paths, cited_only=cited_only,
                                  corpus=corpus, fill=qrels, reasks=reasks, min_grade=min_grade,
                                  only=only)
@@ -131,7 +130,7 @@ def nuggetize_command(
                                                       None, skipped))
         ledger.estimated_calls += importance_estimate(chosen, len(inputs))
         echo_report(f"nuggetize --method {chosen.name} ({len(inputs)} topics)", ledger, dry,
-                    prices_from(options), NUGGETIZE_NOTE)
+                    assessor.prices, NUGGETIZE_NOTE)
         return
     summary = run_with(assessor, build_keys(chosen, inputs, assessor, output, None, skipped))
     click.echo(summary.line(assessor.stats), err=True)
@@ -176,7 +175,7 @@ def assign_command(
     if options["dry_run"]:
         dry = make_dry(assessor, options)
         ledger = dry_step(dry, lambda tmp: judge_targets(chosen, keys, targets, dry, tmp))
-        echo_report(f"assign --method {chosen.name}", ledger, dry, prices_from(options),
+        echo_report(f"assign --method {chosen.name}", ledger, dry, assessor.prices,
                     ASSIGN_NOTE)
         return
     summary = run_with(assessor, judge_targets(chosen, keys, targets, assessor, output))
@@ -258,7 +257,7 @@ def relevance_command(
     only = chosen_topics(only_topics, only_topics_file)
     assessor = make_assessor_from(options)
     if options["dry_run"]:
-        dry_grade_then_build(None, make_dry(assessor, options), prices_from(options),
+        dry_grade_then_build(None, make_dry(assessor, options), assessor.prices,
                              topics=topics, run_paths=run_paths, retrieval_runs=retrieval_runs,
                              depth=depth, cited_only=cited_only, corpus=corpus, fill=fill,
                              reasks=reasks, allow_missing=allow_missing, only=only)

@@ -28,15 +28,6 @@ ASSIGN_NOTE = ("exact for answers that parse at once (a re-ask is an extra call 
                "cannot see)")
 
 
-def prices_from(options: dict[str, Any], table: Any = None) -> Prices:
-    """--price-in/--price-out, else the track's [prices] table."""
-    return Prices(
-        input=options.get("price_in") if options.get("price_in") is not None
-        else getattr(table, "input", None),
-        output=options.get("price_out") if options.get("price_out") is not None
-        else getattr(table, "output", None))
-
-
 def dry_step(dry: DryAssessor, work: Callable[[Path], Coroutine[Any, Any, Any]]) -> Ledger:
     """Run `work(tmp_folder)` on the dry assessor; what it counted (nothing written)."""
     before = dry.ledger.copy()

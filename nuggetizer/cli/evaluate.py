@@ -28,7 +28,6 @@ from nuggetizer.cli.dry import (
     dry_step,
     echo_report,
     make_dry,
-    prices_from,
 )
 from nuggetizer.cli.steps import (
     grade_then_build,
@@ -71,12 +70,12 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
     several = len(names) > 1
     plans = [_plan(config, name, out / name if several else out, several, only)
              for name in names]
-    assessor = make_assessor_from(options, config.assessor)
+    assessor = make_assessor_from(options, config.assessor, config.prices)
     if options["dry_run"]:
         dry = make_dry(assessor, options)
         for plan in plans:
             dry_evaluate(config, plan.method, dry, plan.inputs, plan.skipped, plan.targets,
-                         plan.key, only, prices_from(options, config.prices))
+                         plan.key, only, assessor.prices)
         return
 
     async def steps() -> list[Summary]:
@@ -107,11 +106,17 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
                      for p, s in zip(plans, summaries))
     click.echo(
         f"evaluate: {len(table.topics)} topics, {done}, {stats.calls} LLM calls, "
-        f"{stats.cache_hits} cache hits, {token_text(stats.as_dict())}, "
+        f"{stats.cache_hits} cache hits, {token_text(stats.as_dict())}{cost_text(assessor)}, "
         f"{sum(s.unjudged for s in summaries)} unjudged, "
         f"{time.monotonic() - started:.1f} s; outputs in {out}",
         err=True,
     )
+
+
+def cost_text(assessor: Any) -> str:
+    """`, cost X` of what the assessor spent, when prices were given."""
+    cost = assessor.prices.spent(assessor.stats.as_dict()) if assessor.prices else None
+    return "" if cost is None else f", cost {cost:.4f}"
 
 
 @dataclass

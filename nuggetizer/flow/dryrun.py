@@ -100,6 +100,17 @@ class Prices:
     input: float | None = None
     output: float | None = None
 
+    def spent(self, tokens: dict[str, int]) -> float | None:
+        """The cost of the tokens a step spent (its usage counters), None without prices."""
+        if self.input is None and self.output is None:
+            return None
+        return (tokens.get("prompt_tokens", 0) * (self.input or 0.0)
+                + tokens.get("completion_tokens", 0) * (self.output or 0.0)) / 1e6
+
+    def recorded(self) -> dict[str, float | None]:
+        """The prices as provenance records them."""
+        return {"input_per_million": self.input, "output_per_million": self.output}
+
     def cost(self, ledger: Ledger) -> tuple[float, float] | None:
         """(expected, at most) of the calls to make, None without prices."""
         if self.input is None and self.output is None:

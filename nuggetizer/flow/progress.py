@@ -110,6 +110,8 @@ class Summary:
     unjudged: int = 0
     started: float = field(default_factory=time.monotonic)
     tokens: dict[str, int] | None = None  # this step's token usage (see `usage_of`)
+    cost: float | None = None  # what the tokens spent cost, at the prices given
+    prices: dict[str, float | None] | None = None
 
     def line(self, stats: Stats | None = None) -> str:
         """`step: N topics (M resumed), K skipped (why), C calls, H cache hits, U unjudged,
@@ -130,6 +132,8 @@ class Summary:
         parts.append(f"{self.unjudged} unjudged")
         if self.tokens is not None:
             parts.append(token_text(self.tokens))
+        if self.cost is not None:
+            parts.append(f"cost {self.cost:.4f}")
         parts.append(f"{time.monotonic() - self.started:.1f} s")
         return f"{self.step}: " + ", ".join(parts)
 

@@ -78,26 +78,34 @@ async def run_journalled(
             await run_bounded(todo, lambda unit: one(unit, bar), _in_flight(assessor))
     finally:
         summary.tokens = usage_of(before, assessor.stats.as_dict())
+        prices = assessor.prices
+        summary.cost = prices.spent(summary.tokens) if prices is not None else None
+        if summary.cost is not None:
+            summary.prices = prices.recorded()
 
 
 def write_usage(output: Path, summary: Summary) -> None:
     """Record the step's token usage beside its output (`usage_path`): this invocation's,
     added to the earlier ones' when the step resumed an unfinished output."""
     path = usage_path(output)
-    totals = dict(summary.tokens or {})
+    totals: dict[str, float] = dict(summary.tokens or {})
     invocations = 1
+    if summary.cost is not None:
+        totals["cost"] = summary.cost
     if summary.resumed and path.exists():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
-            totals = {k: v + int(old.get("usage", {}).get(k, 0)) for k, v in totals.items()}
+            totals = {k: v + old.get("usage", {}).get(k, 0) for k, v in totals.items()}
             invocations += int(old.get("invocations", 1))
         except (ValueError, AttributeError, TypeError):
             pass
     from nuggetizer.formats.writing import write_text_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps({"step": summary.step, "usage": totals,
-                                        "invocations": invocations}, indent=2) + "\n")
+    record = {"step": summary.step, "usage": totals, "invocations": invocations}
+    if summary.prices is not None:
+        record["prices"] = summary.prices
+    write_text_atomic(path, json.dumps(record, indent=2) + "\n")
 
 
 def _stamp(method: AnswerKeyMethod, assessor: Assessor | None, track: str | None) -> dict:
