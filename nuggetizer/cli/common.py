@@ -73,6 +73,9 @@ class ErrorGroup(click.Group):
             exc = first_error(raised)
             if exc is None:
                 raise
+            if exc.exit_code == 0:  # a stop that is no failure (--batch-write-only)
+                click.echo(str(exc), err=True)
+                ctx.exit(0)
             kept = ""
             if isinstance(exc, AssessorError):
                 kept = ("; the work finished so far is kept (journals *.partial beside the "

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from nuggetizer.assessors.base import DEFAULT_REASKS
+from nuggetizer.cli.batch import batch_options, batched, batcher_from, report
 from nuggetizer.cli.common import (
     ANY,
     FILE,
@@ -80,6 +81,7 @@ from nuggetizer.formats.topics import read_topics
 @click.option("--no-labels", is_flag=True, help="skip importance and trim (for post-editing)")
 @topic_options
 @dry_run_options
+@batch_options
 @assessor_options
 def nuggetize_command(
     topics: Path, qrels: Path | None, corpus: Path | None, output: Path, min_grade: int | None,
@@ -99,6 +101,9 @@ def nuggetize_command(
     chosen = configured(method, settings, **flags)
     if (run_paths or cited_only or graded_qrels) and not grade_pool:
         raise ConfigError("--run, --cited-only and --graded-qrels go with --grade-pool")
+    if grade_pool and options["batch_api"]:
+        raise ConfigError("--batch-api does not cover --grade-pool: grade with `relevance "
+                          "--batch-api` first, then nuggetize --batch-api from its qrels")
     if grade_pool and options["dry_run"]:
         raise ConfigError("--dry-run does not cover --grade-pool (its keys depend on the "
                           "grades): dry-run the `relevance` pool's size instead")
@@ -128,8 +133,11 @@ def nuggetize_command(
         echo_report(f"nuggetize --method {chosen.name} ({len(inputs)} topics)", ledger, dry,
                     prices_from(options), NUGGETIZE_NOTE)
         return
-    summary = run_with(assessor, build_keys(chosen, inputs, assessor, output, None, skipped))
+    batcher = batcher_from(options, assessor, output.parent)
+    summary = run_with(assessor, batched(batcher, assessor, "nuggetize", lambda a, tmp: build_keys(
+        chosen, inputs, a, tmp / output.name if tmp else output, None, skipped)))
     click.echo(summary.line(assessor.stats), err=True)
+    report(batcher)
 
 
 @click.command("assign")
@@ -154,6 +162,7 @@ def nuggetize_command(
 @LENIENT
 @topic_options
 @dry_run_options
+@batch_options
 @assessor_options
 def assign_command(
     run_paths: tuple[Path, ...], key: Path, output: Path, batch: int | None, lenient: bool,
@@ -174,8 +183,11 @@ def assign_command(
         echo_report(f"assign --method {chosen.name}", ledger, dry, prices_from(options),
                     ASSIGN_NOTE)
         return
-    summary = run_with(assessor, judge_targets(chosen, keys, targets, assessor, output))
+    batcher = batcher_from(options, assessor, output)
+    summary = run_with(assessor, batched(batcher, assessor, "assign", lambda a, tmp: judge_targets(
+        chosen, keys, targets, a, tmp or output)))
     click.echo(summary.line(assessor.stats), err=True)
+    report(batcher)
 
 
 @click.command("score")
@@ -230,6 +242,7 @@ def score_command(
               help="every judgment, with the model's answer [default: OUTPUT.judgments.jsonl]")
 @click.option("--reasks", type=int, default=DEFAULT_REASKS, show_default=True,
               help="re-asks of an answer without a readable grade")
+@batch_options
 @assessor_options
 def relevance_command(
     topics: Path, run_paths: tuple[Path, ...], cited_only: bool,
@@ -246,11 +259,18 @@ def relevance_command(
     topic_map = read_topics(topics)
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
     assessor = make_assessor_from(options)
-    graded = run_with(assessor, grade_pool(topic_map, pool, corpus, assessor, output, judgments,
-                                           kept, reasks, allow_missing))
+    batcher = batcher_from(options, assessor, output.parent)
+
+    def work(chosen: Any, tmp: Path | None) -> Any:
+        where = (tmp / output.name, tmp / "judgments.jsonl") if tmp else (output, judgments)
+        return grade_pool(topic_map, pool, corpus, chosen, where[0], where[1], kept, reasks,
+                          allow_missing)
+
+    graded = run_with(assessor, batched(batcher, assessor, "relevance", work))
     report_graded(graded, output, [topics, *run_paths, *retrieval_runs, *([fill] if fill else [])])
     click.echo(graded.assessed.summary.line(assessor.stats) + f"; qrels in {output}, "
                f"judgments in {graded.judgments}", err=True)
+    report(batcher)
     embedded_note(assessor)
 
 
