@@ -72,7 +72,10 @@ def test_assign_round_trip_equals_live_and_reruns_from_the_cache(tmp_path: Path,
         assert stats["batches"] == 1 and stats["files"] == 1 and stats["lines"] == live
         assert assessments(tmp_path / "out") == reference
         assert "0 calls" in done.stderr and f"{live} cache hits" in done.stderr
-        assert f"batch: {live} requests in 1 batches over 1 rounds" in done.stderr
+        assert f"batch: {live} requests in 1 batches over 1 rounds; answers: " in done.stderr
+        tokens = re.search(r"replayed from the cache: (\d+) \+ (\d+)", done.stderr)
+        assert tokens is not None and f"answers: {tokens[1]} prompt + {tokens[2]} completion" \
+            in done.stderr
         assert re.search(rf"batch assign \(.*\): \d+/{live} requests", done.stderr), done.stderr
         again = run(assign(track, tmp_path / "again", server.url, tmp_path / "c.sqlite",
                            "--batch-api"))

@@ -95,10 +95,11 @@ class BatchAssessor(Assessor):
 
 
 def fold_results(cache: Cache, requests: dict[str, dict[str, Any]],
-                 results: dict[str, LineResult], missing: str) -> dict[str, str]:
+                 results: dict[str, LineResult], missing: str,
+                 usage: list[int] | None = None) -> dict[str, str]:
     """Store every answered request's completion in `cache` under its custom_id (its cache
     key), as a live call would have; cache key -> reason for the others (`missing`: the
-    reason of a request with no line at all)."""
+    reason of a request with no line at all). `usage`: [prompt, completion] tokens, added to."""
     failures: dict[str, str] = {}
     for key, body in requests.items():
         result = results.get(key)
@@ -112,6 +113,9 @@ def fold_results(cache: Cache, requests: dict[str, dict[str, Any]],
             failures[key] = str(exc)
             continue
         cache.put(key, completion.to_json())
+        if usage is not None:
+            usage[0] += completion.prompt_tokens
+            usage[1] += completion.completion_tokens
     return failures
 
 
@@ -139,6 +143,7 @@ class Batcher:
         self.retries, self.max_rounds = retries, max_rounds
         self.failed: dict[str, str] = {}
         self.rounds = self.batches = self.sent = self.resumed = 0
+        self.usage = [0, 0]  # prompt and completion tokens of the answers folded
 
     async def run(self, step: str, work: Callable[[Assessor, Path | None], Awaitable[T]]) -> T:
         """`work(assessor, folder)` (folder None: the real outputs) batched: rounds into
@@ -175,7 +180,8 @@ class Batcher:
         failed = f", {len(self.failed)} failed every time (left unjudged)" if self.failed else ""
         resumed = f", {self.resumed} resumed from an earlier command" if self.resumed else ""
         return (f"batch: {self.sent} requests in {self.batches} batches over {self.rounds} "
-                f"rounds{resumed}{failed}")
+                f"rounds{resumed}{failed}; answers: {self.usage[0]} prompt + {self.usage[1]} "
+                "completion tokens at the batch price")
 
     async def send(self, step: str, requests: dict[str, dict[str, Any]]) -> None:
         """Send `requests` as one batch; the lines that failed again, RETRIES times at most;
@@ -244,7 +250,8 @@ class Batcher:
         errors = (batch.get("errors") or {}).get("data") or []
         why = f": {errors[0].get('message')}" if errors and isinstance(errors[0], dict) else ""
         state["failed"] = fold_results(self.cache, requests, results,
-                                       f"the batch ended {status}{why} without this request")
+                                       f"the batch ended {status}{why} without this request",
+                                       self.usage)
         state["status"] = status
         save()
         return dict(state["failed"])
