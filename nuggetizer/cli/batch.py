@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from nuggetizer.assessors.base import Assessor
-from nuggetizer.cli.common import FILE, _apply
+from nuggetizer.cli.common import FILE, apply_options
 from nuggetizer.errors import InputError
 
 T = TypeVar("T")
@@ -20,7 +20,7 @@ Work = Callable[[Assessor, "Path | None"], Awaitable[T]]
 
 def batch_options(command: Callable[..., T]) -> Callable[..., T]:
     """`--batch-api`, `--batch-poll` and `--batch-write-only`."""
-    return _apply([
+    return apply_options([
         click.option("--batch-api", is_flag=True,
                      help="send the step's uncached calls through the OpenAI Batch API (in "
                           "rounds for iterative steps; resumable: a killed command, run "
