@@ -203,17 +203,25 @@ class Assessor:
             self._sem_loop = loop
         return self._sem
 
+    def replay(self, key: str | None) -> Completion | None:
+        """The completion the cache holds under `key` (counted as a hit), else None."""
+        if key is None or self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        self.stats.cache_hits += 1
+        replayed = Completion.from_json(hit, cached=True)
+        self.stats.cached_prompt_tokens += replayed.prompt_tokens
+        self.stats.cached_completion_tokens += replayed.completion_tokens
+        return replayed
+
     async def complete(self, request: Request) -> Completion:
         """The completion of `request`: from the cache, else from the backend (then stored)."""
         key = self.cache_key(request) if self.cache is not None else None
-        if key is not None and self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.stats.cache_hits += 1
-                replayed = Completion.from_json(hit, cached=True)
-                self.stats.cached_prompt_tokens += replayed.prompt_tokens
-                self.stats.cached_completion_tokens += replayed.completion_tokens
-                return replayed
+        replayed = self.replay(key)
+        if replayed is not None:
+            return replayed
         completion = await self._call_with_retries(request)
         try:
             if self._sem is not None and self._sem.locked():

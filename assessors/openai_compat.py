@@ -34,6 +34,7 @@ __all__ = [
     "STRUCTURED_MODES",
     "OpenAIBackend",
     "base_urls",
+    "parse_completion",
     "response_format",
     "retry_after_seconds",
 ]
@@ -98,6 +99,28 @@ def first_token_logprobs(choice: Any) -> dict[str, float] | None:
     table = {_get(alt, "token"): float(_get(alt, "logprob")) for alt in alternatives}
     table.setdefault(_get(first, "token"), float(_get(first, "logprob")))
     return table
+
+
+def parse_completion(data: dict[str, Any], model: str, top_logprobs: int = 0) -> Completion:
+    """The Completion of a chat completion's JSON body (a live answer or a batch output line's
+    `response.body`); TransientError when it is not one."""
+    try:
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        usage = data.get("usage") or {}
+        return Completion(
+            text=message.get("content") or "",
+            model=data.get("model") or model,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason"),
+            first_token_logprobs=first_token_logprobs(choice) if top_logprobs else None,
+        )
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise TransientError(
+            f"the server answered something that is not a chat completion: "
+            f"{json.dumps(data)[:200]!r}"
+        ) from None
 
 
 def base_urls(base_url: str | Sequence[str] | None) -> list[str | None]:
@@ -188,6 +211,7 @@ class OpenAIBackend:
             )
         self.spec = f"openai:{model}"
         self.model = model
+        self.api_key = api_key  # the Batch API client (batch_api.py) reaches the same server
         self.structured = mode
         self.max_concurrency = max_concurrency or DEFAULT_MAX_CONCURRENCY * len(urls)
         self.options = {"structured": mode}
@@ -259,24 +283,7 @@ class OpenAIBackend:
         return self._completion(data, request)
 
     def _completion(self, data: dict[str, Any], request: Request) -> Completion:
-        try:
-            choice = data["choices"][0]
-            message = choice.get("message") or {}
-            usage = data.get("usage") or {}
-            return Completion(
-                text=message.get("content") or "",
-                model=data.get("model") or self.model,
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-                finish_reason=choice.get("finish_reason"),
-                first_token_logprobs=(first_token_logprobs(choice) if request.top_logprobs
-                                      else None),
-            )
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise TransientError(
-                f"the server answered something that is not a chat completion: "
-                f"{json.dumps(data)[:200]!r}"
-            ) from None
+        return parse_completion(data, self.model, request.top_logprobs)
 
     async def aclose(self) -> None:
         for endpoint in self._endpoints:

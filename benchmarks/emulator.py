@@ -31,7 +31,8 @@ messages, k, prompt kind, its search query, outcome, HTTP status, and for an ans
 prompt_tokens and completion_tokens its `usage` reports (characters / 4, deterministic).
 POST /_control with a JSON object changes settings at run time (e.g. {"answer_limit": 10}:
 after 10 good answers, hold every request until the limit is lifted); GET /_stats returns the
-counters. Standard library only; one process, asyncio.
+counters. The Batch API (files and batches endpoints, its `batch_*` settings) is in
+emulator_batches.py. Standard library only; one process, asyncio.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from emulator_batches import Batches  # the files and batches endpoints (Batch API)
 
 ASSIGN = re.compile(r"label each of the (\d+) nuggets either as support, partial_support, or "
                     r"not_support")
@@ -178,6 +181,7 @@ class Emulator:
         self.log = open(log_path, "a", encoding="utf-8", buffering=1) if log_path else None
         self.released = asyncio.Event()
         self.released.set()
+        self.batches = Batches(self)
 
     def record(self, entry: dict[str, Any]) -> None:
         entry["t"] = round(time.time(), 4)
@@ -187,6 +191,9 @@ class Emulator:
 
     def control(self, changes: dict[str, Any]) -> dict[str, Any]:
         for name, value in changes.items():
+            if name.startswith("batch_"):
+                self.batches.set(name, value)
+                continue
             if not hasattr(self.settings, name):
                 raise ValueError(f"unknown setting {name!r}")
             if name == "fault_mix" and isinstance(value, str):
@@ -197,7 +204,7 @@ class Emulator:
 
     def stats(self) -> dict[str, Any]:
         return {"requests": self.seq, "answered": self.answered, "outcomes": self.counts,
-                "settings": self.settings.__dict__}
+                "settings": self.settings.__dict__, "batches": self.batches.stats()}
 
     def _open(self) -> bool:
         limit = self.settings.answer_limit
@@ -246,8 +253,10 @@ class Emulator:
                      "status": status})
         return status, {}, {"error": error}
 
-    async def chat(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
-        """Status, extra headers and JSON body of one chat completion; None body: drop."""
+    async def chat(self, body: dict[str, Any], via: str = "live"
+                   ) -> tuple[int, dict[str, str], Any]:
+        """Status, extra headers and JSON body of one chat completion; None body: drop.
+        `via`: "live", or "batch" for a line of a batch (in the log)."""
         s = self.settings
         messages = body.get("messages") or []
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
@@ -257,7 +266,7 @@ class Emulator:
         prompt = first_user(messages)
         kind, n = classify(prompt)
         query = QUERY.search(prompt)
-        entry = {"t0": round(time.time(), 4), "seq": seq, "digest": digest, "k": k,
+        entry = {"t0": round(time.time(), 4), "seq": seq, "digest": digest, "k": k, "via": via,
                  "kind": kind, "n": n, "query": query.group(1)[:80] if query else None}
         delay = s.latency + s.jitter * unit(s.seed, "jitter", digest, k)
         if any(marker in str(m.get("content") or "") for m in messages for marker in s.refuse):
@@ -321,7 +330,7 @@ class Emulator:
                 status, extra, payload = await self.route(method, path, raw, headers)
                 if payload is None:  # drop or hang: close without an answer
                     return
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 head_out = [f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}",
                             "content-type: application/json", f"content-length: {len(data)}"]
                 head_out += [f"{k}: {v}" for k, v in extra.items()]
@@ -337,6 +346,9 @@ class Emulator:
     async def route(self, method: str, path: str, raw: bytes,
                     headers: dict[str, str]) -> tuple[int, dict, Any]:
         path = path.split("?", 1)[0].rstrip("/")
+        batched = await self.batches.route(method, path, raw, headers)
+        if batched is not None:
+            return batched
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from nuggetizer.cli import core, evaluate, organizer
+from nuggetizer.cli import batch, core, evaluate, organizer
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
 from nuggetizer.methods.registry import load
@@ -19,7 +19,7 @@ def cli() -> None:
     """TREC-style nugget evaluation of retrieval-augmented generation."""
 
 
-for command in (*core.COMMANDS, *evaluate.COMMANDS, *organizer.COMMANDS):
+for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS):
     cli.add_command(command)
 
 

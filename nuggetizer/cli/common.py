@@ -31,7 +31,7 @@ LENIENT = click.option("--lenient", is_flag=True,
 def topic_options(command: Callable[..., T]) -> Callable[..., T]:
     """`--only-topics ID,ID` and `--only-topics-file F`: run the step on those topics only
     (named `only-` so as not to clash with the topics FILE that `nuggetize --topics` reads)."""
-    return _apply([
+    return apply_options([
         click.option("--only-topics", default=None, metavar="ID,ID",
                      help="only these topics (comma-separated ids); repeatable",
                      multiple=True),
@@ -74,6 +74,9 @@ class ErrorGroup(click.Group):
             exc = first_error(raised)
             if exc is None:
                 raise
+            if exc.exit_code == 0:  # a stop that is no failure (--batch-write-only)
+                click.echo(str(exc), err=True)
+                ctx.exit(0)
             kept = ""
             if isinstance(exc, AssessorError):
                 kept = ("; the work finished so far is kept (journals *.partial beside the "
@@ -88,13 +91,15 @@ class ErrorGroup(click.Group):
             ctx.exit(130)
 
 
-def _apply(options: list[Callable[[Any], Any]], command: Callable[..., T]) -> Callable[..., T]:
+def apply_options(options: list[Callable[[Any], Any]], command: Callable[..., T]
+                  ) -> Callable[..., T]:
+    """`command` with the click `options`, in the order given."""
     return functools.reduce(lambda f, option: option(f), reversed(options), command)
 
 
 def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
     """The options every LLM-driven command takes to choose and tune its assessor."""
-    return _apply([
+    return apply_options([
         click.option("--assessor", "assessor_spec", default=None, envvar="NUGGETIZER_ASSESSOR",
                      help=f"local | openai:MODEL | vllm:MODEL  [default: {DEFAULT_ASSESSOR}]"),
         click.option("--base-url", multiple=True,
@@ -117,7 +122,7 @@ def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
 
 def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
     """`--dry-run` and what it reports with (nuggetizer/flow/dryrun.py)."""
-    return _apply([
+    return apply_options([
         click.option("--dry-run", is_flag=True,
                      help="render and count every prompt the step would send; call nothing, "
                           "write nothing (calls the cache holds are counted apart)"),
@@ -153,7 +158,7 @@ class MethodChoice(click.Choice):
 
 def method_options(command: Callable[..., T]) -> Callable[..., T]:
     """`--method` (any registered method) and `--set NAME=VALUE` (its settings)."""
-    return _apply([
+    return apply_options([
         click.option("--method", type=MethodChoice(), default="nuggets",
                      show_default=True, help="answer-key method"),
         click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",

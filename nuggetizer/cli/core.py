@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from nuggetizer.assessors.base import DEFAULT_REASKS
+from nuggetizer.cli.batch import batch_options, batched, batcher_from, report
 from nuggetizer.cli.common import (
     ANY,
     FILE,
@@ -81,6 +82,7 @@ from nuggetizer.formats.topics import read_topics
 @click.option("--no-labels", is_flag=True, help="skip importance and trim (for post-editing)")
 @topic_options
 @dry_run_options
+@batch_options
 @assessor_options
 def nuggetize_command(
     topics: Path, qrels: Path | None, corpus: Path | None, output: Path, min_grade: int | None,
@@ -100,6 +102,9 @@ def nuggetize_command(
     chosen = configured(method, settings, **flags)
     if (run_paths or cited_only or graded_qrels) and not grade_pool:
         raise ConfigError("--run, --cited-only and --graded-qrels go with --grade-pool")
+    if grade_pool and options["batch_api"]:
+        raise ConfigError("--batch-api does not cover --grade-pool: grade with `relevance "
+                          "--batch-api` first, then nuggetize --batch-api from its qrels")
     if grade_pool:
         if docs_runs:
             raise ConfigError("--grade-pool pools the --run files: --docs-run does not apply")
@@ -124,6 +129,7 @@ def nuggetize_command(
     inputs, skipped = restrict_inputs(inputs, skipped, only,
                                       list(read_topics(topics)) if only else None)
     assessor = make_assessor_from(options)
+    batcher = batcher_from(options, assessor, output.parent)
     if options["dry_run"]:
         dry = make_dry(assessor, options)
         ledger = dry_step(dry, lambda tmp: build_keys(chosen, inputs, dry, tmp / output.name,
@@ -132,8 +138,10 @@ def nuggetize_command(
         echo_report(f"nuggetize --method {chosen.name} ({len(inputs)} topics)", ledger, dry,
                     assessor.prices, NUGGETIZE_NOTE)
         return
-    summary = run_with(assessor, build_keys(chosen, inputs, assessor, output, None, skipped))
+    summary = run_with(assessor, batched(batcher, assessor, "nuggetize", lambda a, tmp: build_keys(
+        chosen, inputs, a, tmp / output.name if tmp else output, None, skipped)))
     click.echo(summary.line(assessor.stats), err=True)
+    report(batcher)
 
 
 @click.command("assign")
@@ -158,6 +166,7 @@ def nuggetize_command(
 @LENIENT
 @topic_options
 @dry_run_options
+@batch_options
 @assessor_options
 def assign_command(
     run_paths: tuple[Path, ...], key: Path, output: Path, batch: int | None, lenient: bool,
@@ -172,14 +181,17 @@ def assign_command(
     targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))
     keys = chosen.read_keys(key, lenient) if key is not None else None
     assessor = make_assessor_from(options)
+    batcher = batcher_from(options, assessor, output)
     if options["dry_run"]:
         dry = make_dry(assessor, options)
         ledger = dry_step(dry, lambda tmp: judge_targets(chosen, keys, targets, dry, tmp))
         echo_report(f"assign --method {chosen.name}", ledger, dry, assessor.prices,
                     ASSIGN_NOTE)
         return
-    summary = run_with(assessor, judge_targets(chosen, keys, targets, assessor, output))
+    summary = run_with(assessor, batched(batcher, assessor, "assign", lambda a, tmp: judge_targets(
+        chosen, keys, targets, a, tmp or output)))
     click.echo(summary.line(assessor.stats), err=True)
+    report(batcher)
 
 
 @click.command("score")
@@ -240,6 +252,7 @@ def score_command(
               help="re-asks of an answer without a readable grade")
 @topic_options
 @dry_run_options
+@batch_options
 @assessor_options
 def relevance_command(
     topics: Path, run_paths: tuple[Path, ...], cited_only: bool,
@@ -256,6 +269,7 @@ def relevance_command(
         raise ConfigError(f"--depth must be at least 1, got {depth}")
     only = chosen_topics(only_topics, only_topics_file)
     assessor = make_assessor_from(options)
+    batcher = batcher_from(options, assessor, output.parent)
     if options["dry_run"]:
         dry_grade_then_build(None, make_dry(assessor, options), assessor.prices,
                              topics=topics, run_paths=run_paths, retrieval_runs=retrieval_runs,
@@ -264,11 +278,17 @@ def relevance_command(
         return
     topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
-    graded = run_with(assessor, grade_pool(topic_map, pool, corpus, assessor, output, judgments,
-                                           kept, reasks, allow_missing))
+
+    def work(chosen: Any, tmp: Path | None) -> Any:
+        where = (tmp / output.name, tmp / "judgments.jsonl") if tmp else (output, judgments)
+        return grade_pool(topic_map, pool, corpus, chosen, where[0], where[1], kept, reasks,
+                          allow_missing)
+
+    graded = run_with(assessor, batched(batcher, assessor, "relevance", work))
     report_graded(graded, output, [topics, *run_paths, *retrieval_runs, *([fill] if fill else [])])
     click.echo(graded.assessed.summary.line(assessor.stats) + f"; qrels in {output}, "
                f"judgments in {graded.judgments}", err=True)
+    report(batcher)
     embedded_note(assessor)
 
 

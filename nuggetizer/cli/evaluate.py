@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from nuggetizer.cli.batch import batch_options, batched, batcher_from, report
 from nuggetizer.cli.common import (
     FOLDER,
     assessor_options,
@@ -56,6 +57,7 @@ from nuggetizer.track import Track, load_track
               help="output folder [default: out/TRACK]")
 @topic_options
 @dry_run_options
+@batch_options
 @assessor_options
 def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ...],
                      only_topics_file: Path | None, **options: Any) -> None:
@@ -71,6 +73,10 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
     plans = [_plan(config, name, out / name if several else out, several, only)
              for name in names]
     assessor = make_assessor_from(options, config.assessor, config.prices)
+    batcher = batcher_from(options, assessor, out)
+    if batcher is not None and config.relevance is not None and config.key is None:
+        raise ConfigError("--batch-api does not cover a track with [relevance]: grade with "
+                          "`relevance --batch-api` first and give the track those qrels")
     if options["dry_run"]:
         dry = make_dry(assessor, options)
         for plan in plans:
@@ -79,7 +85,8 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
         return
 
     async def steps() -> list[Summary]:
-        return [await _evaluate_steps(config, plan, assessor, out, only) for plan in plans]
+        return [await _evaluate_steps(config, plan, assessor, out, only, batcher)
+                for plan in plans]
 
     summaries = run_with(assessor, steps())  # one assessor for every method, closed once
     tables = []
@@ -111,6 +118,7 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
         f"{time.monotonic() - started:.1f} s; outputs in {out}",
         err=True,
     )
+    report(batcher)
 
 
 def cost_text(assessor: Any) -> str:
@@ -159,7 +167,7 @@ def _plan(config: Track, name: str, base: Path, several: bool, only: set[str] | 
 
 
 async def _evaluate_steps(config: Track, plan: _Plan, assessor: Any, out: Path,
-                          only: set[str] | None) -> Summary:
+                          only: set[str] | None, batcher: Any = None) -> Summary:
     """One method's keys (graded pool, built, or the track's) and judgments."""
     method, key, graded = plan.method, plan.key, config.relevance
     if key is not None and graded is not None:
@@ -172,12 +180,17 @@ async def _evaluate_steps(config: Track, plan: _Plan, assessor: Any, out: Path,
             lower=f"min_grade = 0 in the track's [{method.name}] table", only=only)
         click.echo(made.line(), err=True)
     elif key is not None and config.key is None:
-        made = await build_keys(method, plan.inputs, assessor, key, config.name, plan.skipped)
+        made = await batched(
+            batcher, assessor, f"{method.name}-nuggetize", lambda a, tmp: build_keys(
+                method, plan.inputs, a, tmp / key.name if tmp else key, config.name,
+                plan.skipped))
         click.echo(made.line(), err=True)
     keys = method.read_keys(key, config.lenient) if key is not None else None
     if keys is not None and only is not None:
         keys = {q: k for q, k in keys.items() if q in only}
-    summary = await judge_targets(method, keys, plan.targets, assessor, plan.judged, config.name)
+    summary = await batched(
+        batcher, assessor, f"{method.name}-assign", lambda a, tmp: judge_targets(
+            method, keys, plan.targets, a, tmp or plan.judged, config.name))
     click.echo(summary.line(), err=True)
     return summary
 

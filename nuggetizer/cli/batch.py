@@ -1,0 +1,106 @@
+"""`--batch-api` on the LLM steps (nuggetizer/flow/batching.py) and `batch-import`, which folds
+a batch output file (vLLM's run_batch, or OpenAI's) into the LLM cache."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from nuggetizer.assessors.base import Assessor
+from nuggetizer.cli.common import FILE, apply_options
+from nuggetizer.errors import InputError
+
+T = TypeVar("T")
+Work = Callable[[Assessor, "Path | None"], Awaitable[T]]
+
+
+def batch_options(command: Callable[..., T]) -> Callable[..., T]:
+    """`--batch-api`, `--batch-poll` and `--batch-write-only`."""
+    return apply_options([
+        click.option("--batch-api", is_flag=True,
+                     help="send the step's uncached calls through the OpenAI Batch API (in "
+                          "rounds for iterative steps; resumable: a killed command, run "
+                          "again, polls the same batch); openai: assessor only"),
+        click.option("--batch-poll", type=float, default=60.0, show_default=True,
+                     help="--batch-api: longest wait between polls of a batch, in seconds"),
+        click.option("--batch-write-only", is_flag=True,
+                     help="--batch-api: write the next round's request file (for vLLM's "
+                          "run_batch) and stop; `nuggetizer batch-import` folds the answers in"),
+    ], command)
+
+
+def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> Any:
+    """The Batcher the options ask for (its state under `folder`/.batches), else None."""
+    if not options.get("batch_api"):
+        if options.get("batch_write_only"):
+            click.echo("note: --batch-write-only goes with --batch-api; ignored", err=True)
+        return None
+    if options.get("dry_run"):
+        from nuggetizer.errors import ConfigError
+
+        raise ConfigError("--dry-run counts the calls; --batch-api sends them: choose one")
+    from nuggetizer.flow.batching import Batcher
+
+    return Batcher(assessor, folder, poll=options["batch_poll"],
+                   write_only=options["batch_write_only"])
+
+
+def batched(batcher: Any, assessor: Assessor, step: str, work: Work[T]) -> Awaitable[T]:
+    """`work` on the assessor, or batched by `batcher` when there is one."""
+    if batcher is None:
+        return work(assessor, None)
+    return batcher.run(step, work)
+
+
+def report(batcher: Any) -> None:
+    """What the batches did, after the step's summary."""
+    if batcher is not None:
+        click.echo(batcher.line(), err=True)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    except ValueError as exc:
+        raise InputError(path, None, f"not a JSONL batch file: {exc}") from None
+
+
+@click.command("batch-import")
+@click.argument("results", nargs=-1, required=True, type=FILE)
+@click.option("--requests", "requests_path", required=True, type=FILE,
+              help="the request file the results answer (written by --batch-api under "
+                   "OUT/.batches/)")
+@click.option("--cache", "cache_path", type=FILE, default=None,
+              help="LLM call cache [default: the one the commands use]")
+def batch_import_command(results: tuple[Path, ...], requests_path: Path,
+                         cache_path: Path | None) -> None:
+    """Fold batch output files (vLLM's `run_batch -o`, or the OpenAI Batch API's output file)
+    into the LLM cache, each answer under the cache key its custom_id is; rerun the command
+    that wrote the requests to use them."""
+    from nuggetizer.assessors.batch_api import read_results
+    from nuggetizer.cache import Cache, default_cache_path
+    from nuggetizer.flow.batching import fold_results
+
+    requests = {str(r["custom_id"]): dict(r["body"]) for r in _read_jsonl(requests_path)}
+    found = {}
+    for path in results:
+        _read_jsonl(path)  # each line JSON, named by file on error
+        found.update(read_results(path.read_text(encoding="utf-8")))
+    cache = Cache(cache_path or default_cache_path())
+    failures = fold_results(cache, requests, found, "no line in the results")
+    line = (f"batch-import: {len(requests) - len(failures)} of {len(requests)} answers folded "
+            f"into {cache.path}")
+    if failures:
+        line += f"; {len(failures)} without an answer (e.g. {next(iter(failures.values()))})"
+    unknown = len(set(found) - set(requests))
+    if unknown:
+        line += f"; {unknown} lines of the results are not in {requests_path} (ignored)"
+    click.echo(line, err=True)
+
+
+COMMANDS = (batch_import_command,)
