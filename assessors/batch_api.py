@@ -105,6 +105,13 @@ class BatchClient:
                 "metadata": metadata or {}}
         return dict(json.loads(await self._call("POST", "/batches", lambda: body)))
 
+    async def find(self, file_id: str) -> dict[str, Any] | None:
+        """The newest batch made from the uploaded file `file_id`, None if there is none (a
+        command killed after creating a batch and before recording it)."""
+        listed = json.loads(await self._call("GET", "/batches?limit=100"))
+        return next((dict(b) for b in listed.get("data") or []
+                     if b.get("input_file_id") == file_id), None)
+
     async def get(self, batch_id: str) -> dict[str, Any]:
         """The batch as the server sees it now (status, request_counts, file ids)."""
         return dict(json.loads(await self._call("GET", f"/batches/{batch_id}")))

@@ -66,7 +66,7 @@ class Batches:
     async def route(self, method: str, path: str, raw: bytes, headers: dict[str, str]
                     ) -> Answer | None:
         """The answer to a files or batches request, None for another path."""
-        parts = path.split("/")
+        parts = path.split("?", 1)[0].split("/")
         where = next((i for i, p in enumerate(parts) if p in ("files", "batches")), None)
         if where is None:
             return None
@@ -83,6 +83,9 @@ class Batches:
             return 200, {}, self.files[rest[0]]
         if kind == "batches" and method == "POST" and not rest:
             return self._create(json.loads(raw or b"{}"))
+        if kind == "batches" and method == "GET" and not rest:
+            newest = sorted(self.batches.values(), key=lambda b: -int(b["id"].split("_")[1]))
+            return 200, {}, {"object": "list", "data": newest, "has_more": False}
         if kind == "batches" and method == "GET" and len(rest) == 1:
             return self._poll(rest[0])
         return 404, {}, {"error": {"message": f"no route {method} {path}"}}

@@ -149,6 +149,36 @@ def test_a_killed_command_resumes_the_same_batch(tmp_path: Path, track) -> None:
     assert assessments(tmp_path / "out") == reference
 
 
+def test_a_batch_created_but_not_recorded_is_found_again(tmp_path: Path, track) -> None:
+    """Killed after the batch was created and before its id was written: the rerun finds the
+    batch made from its upload instead of paying for a second one."""
+    with emulator(tmp_path) as server:
+        reference = live_reference(tmp_path, track, server.url)
+        server.control(batch_hold=True)
+        command = assign(track, tmp_path / "out", server.url, tmp_path / "c.sqlite",
+                         "--batch-api")
+        proc = subprocess.Popen(command, env=environment(), cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while server.stats()["batches"]["polls"] < 1:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        (state_path,) = (tmp_path / "out" / ".batches").glob("*.json")
+        state = json.loads(state_path.read_text())
+        del state["batch_id"]  # as if killed between creating the batch and recording it
+        state_path.write_text(json.dumps(state))
+        server.control(batch_hold=False)
+        done = run(command)
+        stats = server.stats()["batches"]
+    assert stats["batches"] == 1 and stats["files"] == 1, done.stderr
+    assert "resuming batch batch_1, made from this upload by an earlier command" in done.stderr
+    assert assessments(tmp_path / "out") == reference
+
+
 def test_an_expired_batch_sends_the_rest_again(tmp_path: Path, track) -> None:
     with emulator(tmp_path) as server:
         reference = live_reference(tmp_path, track, server.url)

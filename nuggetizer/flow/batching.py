@@ -227,6 +227,12 @@ class Batcher:
                 self.resumed += 1
                 click.echo(f"{label}: resuming batch {state['batch_id']} of an earlier "
                            "command", err=True)
+            elif "file_id" in state and (made := await client.find(state["file_id"])):
+                state["batch_id"] = str(made["id"])  # created, then killed before recording
+                save()
+                self.resumed += 1
+                click.echo(f"{label}: resuming batch {state['batch_id']}, made from this "
+                           "upload by an earlier command", err=True)
             else:
                 if "file_id" not in state:
                     state["file_id"] = await client.upload(requests_path.read_bytes(),
