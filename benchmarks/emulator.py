@@ -112,7 +112,10 @@ def first_user(messages: list[dict[str, Any]]) -> str:
 
 
 def classify(prompt: str) -> tuple[str, int]:
-    """(kind, n): the nuggetizer prompt this is and its label count (or max nuggets)."""
+    """(kind, n): the nuggetizer prompt this is and its label count (or max nuggets);
+    ("grade", 0) for UMBRELA's relevance prompt."""
+    if "##final score" in prompt:
+        return "grade", 0
     for kind, pattern in (("assign", ASSIGN), ("importance", IMPORTANCE), ("create", CREATE)):
         match = pattern.search(prompt)
         if match:
@@ -140,6 +143,8 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
             h.update(str(i).encode())
             labels.append(menu[int(int.from_bytes(h.digest(), "big") / 2**64 * len(menu))])
         return labels
+    if kind == "grade":  # UMBRELA's answer format, a grade 0-3 hashed from seed and prompt
+        return [f"##final score: {int(unit(settings.seed, 'grade', prompt) * 4)}"]
     if kind == "create":
         match = INITIAL.search(prompt)
         try:
@@ -294,7 +299,7 @@ class Emulator:
             await self.released.wait()
         good = good_answer(s, kind, n, prompt)
         if fault is None:
-            text, finish = json.dumps(good), "stop"
+            text, finish = good[0] if kind == "grade" else json.dumps(good), "stop"
         else:
             text, finish = faulty_answer(fault, kind, good, unit(s.seed, "how", digest, k))
         text = wrap(text, body.get("response_format"), fault)
@@ -395,6 +400,8 @@ def wrap(text: str, response_format: Any, fault: str | None) -> str:
         schema = (response_format.get("json_schema") or {}).get("schema") or {}
         if schema.get("type") == "object" and "items" in (schema.get("properties") or {}):
             return '{"items": ' + text + "}"
+        if schema.get("type") == "object" and "answer" in (schema.get("properties") or {}):
+            return json.dumps({"answer": text})
     return text
 
 

@@ -272,3 +272,27 @@ def test_batch_api_needs_an_openai_assessor_and_the_cache(tmp_path: Path) -> Non
     uncached = make_assessor("openai:m", base_url="http://127.0.0.1:9/v1", cache=None)
     with pytest.raises(ConfigError, match="leave out --no-cache"):
         Batcher(uncached, tmp_path)
+
+
+def test_relevance_batched_grades_as_live(tmp_path: Path) -> None:
+    """UMBRELA grading of the sample runs' pool: the batched qrels and judgments equal the live
+    ones, and nothing is sent live."""
+    command = [sys.executable, "-m", "nuggetizer", "relevance", "--topics",
+               str(SAMPLE / "topics.tsv"), "--corpus", str(SAMPLE / "corpus.jsonl"),
+               *[x for r in sorted((ROOT / "runs" / "sample").glob("*.jsonl"))
+                 for x in ("--run", str(r))],
+               "--assessor", "openai:emulated", "--batch-poll", "0.2"]
+    with emulator(tmp_path) as server:
+        command += ["--base-url", server.url]
+        run([*command, "-o", str(tmp_path / "live.qrels"), "--cache",
+             str(tmp_path / "live.sqlite")])
+        live = live_calls(server)
+        done = run([*command, "-o", str(tmp_path / "batched.qrels"), "--cache",
+                    str(tmp_path / "c.sqlite"), "--batch-api"])
+        assert live_calls(server) == live and server.stats()["batches"]["lines"] == live
+    qrels = (tmp_path / "live.qrels").read_text()
+    assert (tmp_path / "batched.qrels").read_text() == qrels
+    assert len({line.split()[3] for line in qrels.splitlines()}) > 1  # grades differ by pair
+    assert keyless(tmp_path / "batched.qrels.judgments.jsonl") == \
+        keyless(tmp_path / "live.qrels.judgments.jsonl")
+    assert f"batch: {live} requests in 1 batches over 1 rounds" in done.stderr

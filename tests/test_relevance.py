@@ -162,11 +162,11 @@ def test_scripted_grades_become_qrels_and_unreadable_ones_stay_unjudged(tmp_path
 
 
 def test_emulator_end_to_end_resume_and_fill(tmp_path: Path) -> None:
-    """The emulator answers UMBRELA's prompt with "[]": every pair ends unjudged (with its
-    reason), none is written as grade 0; a rerun replays from the cache; --fill grades the
+    """The emulator answers UMBRELA's prompt with prose without a grade (--poison): every pair
+    ends unjudged (with its reason), none is written as grade 0; a rerun replays from the cache; --fill grades the
     holes only."""
     out, cache = tmp_path / "qrels.txt", tmp_path / "cache.sqlite"
-    with emulator(tmp_path) as server:
+    with emulator(tmp_path, "--poison", "##final score") as server:
         common = ("--assessor", "openai:emulated", "--base-url", server.url, "--cache", cache,
                   "--reasks", "0")
         first = relevance("-o", out, *common)
@@ -176,7 +176,7 @@ def test_emulator_end_to_end_resume_and_fill(tmp_path: Path) -> None:
         assert [(r["qid"], r["docid"]) for r in records] == [
             (q, d) for q, ds in build_pool(read_topics(TOPICS), read_runs(RUNS)).docids.items()
             for d in ds]
-        assert all(r["grade"] is None and r["raw"] == "[]" and r["error"] for r in records)
+        assert all(r["grade"] is None and r["raw"] and r["error"] for r in records)
         assert out.read_text() == ""  # unjudged pairs are not grade 0
         assert (tmp_path / "qrels.txt.provenance.json").is_file()
         assert f"relevance: {POOLED} pairs, {POOLED} calls, 0 cache hits, {POOLED} unjudged" \
