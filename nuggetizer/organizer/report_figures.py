@@ -118,7 +118,9 @@ def heatmap_png(table: ScoreTable, measure: str, path: Path,
     ax.set_ylabel("topic")
     if len(ranked) > 1 or len(topics) > 1:
         ax.tick_params(axis="x", top=True, labeltop=len(topics) > 40)  # ranks above, too
-    fig.colorbar(image, ax=ax, label=measure, fraction=min(0.15, 1.0 / geometry.width_in))
+    fig.colorbar(image, ax=ax, label=measure, fraction=min(0.15, 1.0 / geometry.width_in),
+                 shrink=min(1.0, 4.0 / geometry.height_in), anchor=(0.0, 1.0),
+                 panchor=(1.0, 1.0))  # at the top of a tall map, in view as the page opens
     save(fig, path)
     return geometry
 
