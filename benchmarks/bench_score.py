@@ -43,8 +43,10 @@ finally:
 """
 
 
-def synthesize(folder: Path, runs: int, topics: int, per_topic: int, seed: int) -> Path:
-    """Write `runs` assessment files and the answer key; returns the key's path."""
+def synthesize(folder: Path, runs: int, topics: int, per_topic: int, seed: int,
+               name: str = "run{:03d}") -> Path:
+    """Write `runs` assessment files and the answer key; returns the key's path. Run `r` is
+    called `name.format(r)`."""
     rng = random.Random(seed)
     queries = dict(line.split("\t", 1) for line in
                    (RAG24 / "topics.rag24.test.tsv").read_text().splitlines() if line)
@@ -69,7 +71,7 @@ def synthesize(folder: Path, runs: int, topics: int, per_topic: int, seed: int) 
     labels = ("support", "partial_support", "not_support")
     out = folder / "assessments"
     for r in range(runs):
-        run_id = f"run{r:03d}"
+        run_id = name.format(r)
 
         def records(run_id: str = run_id):
             for qid in qids:

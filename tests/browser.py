@@ -12,23 +12,34 @@ import numpy as np
 import pytest
 
 
-def screenshot(page: Path, tmp: Path) -> np.ndarray:
-    """The page at 1200 x 900 as an RGB(A) array; skips where chromium is missing, except in CI
-    (`make test` installs Debian's chromium)."""
+def _chromium(tmp: Path, *args: str, page: Path) -> str:
+    """Run headless chromium on `page` with `args`; its stdout. Skips where chromium is
+    missing, except in CI (`make test` installs Debian's chromium)."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is missing: `make test` installs Debian's chromium")
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    shot = tmp / "shot.png"
-    subprocess.run(
+    done = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp / 'profile'}", f"--screenshot={shot}",
-         "--window-size=1200,900", page.resolve().as_uri()],
-        check=True, capture_output=True, timeout=120,
+         "--disable-sync", f"--user-data-dir={tmp / 'profile'}", *args,
+         page.resolve().as_uri()],
+        check=True, capture_output=True, text=True, timeout=120,
     )
+    return done.stdout
+
+
+def screenshot(page: Path, tmp: Path) -> np.ndarray:
+    """The page at 1200 x 900 as an RGB(A) array."""
+    shot = tmp / "shot.png"
+    _chromium(tmp, f"--screenshot={shot}", "--window-size=1200,900", page=page)
     return matplotlib.image.imread(shot)
+
+
+def rendered_dom(page: Path, tmp: Path) -> str:
+    """The page's DOM as Chromium holds it once loaded (serialized HTML)."""
+    return _chromium(tmp, "--dump-dom", "--window-size=1200,900", page=page)
 
 
 def colours(image: np.ndarray) -> int:

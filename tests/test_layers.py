@@ -209,12 +209,12 @@ def test_the_report_shows_every_measure_side_by_side(evaluated: Path, tmp_path: 
     assert result.exit_code == 0, result.output
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "two &lt;layers&gt;" in page and "<script" not in page
-    # the report's leaderboard is the combined one, cell for cell
+    # the report's leaderboard is the combined one, cell for cell, each run with its rank
     rows = [line.split("\t") for line in (evaluated / "leaderboard.tsv").read_text().splitlines()]
-    for row in rows:
-        cells = "".join(f"<th>{c}</th>" for c in row) if row is rows[0] else \
-            "".join(f"<td>{c}</td>" for c in row)
-        assert cells in page
+    assert "<th>rank</th>" + "".join(f"<th>{c}</th>" for c in rows[0]) in page
+    for rank, row in enumerate(rows[1:], 1):
+        assert (f"<td>{rank}</td><td class='text run'>{row[0]}</td>"
+                + "".join(f"<td>{c}</td>" for c in row[1:])) in page
     for measure in ("V_strict", "support_recall"):  # each method's primary, drawn
         for kind in ("distributions", "heatmap"):
             name = f"{kind}_{measure}.png"

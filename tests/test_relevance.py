@@ -163,8 +163,8 @@ def test_scripted_grades_become_qrels_and_unreadable_ones_stay_unjudged(tmp_path
 
 def test_emulator_end_to_end_resume_and_fill(tmp_path: Path) -> None:
     """The emulator answers UMBRELA's prompt with prose without a grade (--poison): every pair
-    ends unjudged (with its reason), none is written as grade 0; a rerun replays from the cache; --fill grades the
-    holes only."""
+    ends unjudged (with its reason), none is written as grade 0; a rerun replays from the
+    cache; --fill grades the holes only."""
     out, cache = tmp_path / "qrels.txt", tmp_path / "cache.sqlite"
     with emulator(tmp_path, "--poison", "##final score") as server:
         common = ("--assessor", "openai:emulated", "--base-url", server.url, "--cache", cache,

@@ -1,5 +1,6 @@
 """The `nuggetizer` command: the core steps (cli/core.py) and the organizer's tools
-(cli/organizer.py) in one click group whose errors end in one line and an exit code."""
+(cli/organizer.py, cli/report.py) in one click group whose errors end in one line and an exit
+code."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 
 import click
 
-from nuggetizer.cli import batch, core, evaluate, organizer
+from nuggetizer.cli import batch, core, evaluate, organizer, report
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
 from nuggetizer.methods.registry import load
@@ -19,7 +20,8 @@ def cli() -> None:
     """TREC-style nugget evaluation of retrieval-augmented generation."""
 
 
-for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS):
+for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
+                *report.COMMANDS):
     cli.add_command(command)
 
 

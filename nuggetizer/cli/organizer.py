@@ -1,8 +1,8 @@
-"""The organizer's commands: validate, sheets for humans, agreement, significance, report."""
+"""The organizer's commands: validate, sheets for humans, agreement, significance (the
+report is in cli/report.py)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
@@ -282,61 +282,6 @@ def significance_command(inputs: tuple[Path, ...], measure: str, correction: str
     click.echo(md, nl=False)
 
 
-@click.command("report")
-@click.argument("assessments", nargs=-1, required=True, type=ANY)
-@click.option("--nuggets", type=ANY, default=None, help="answer key: topics scored (else seen)")
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="folder for index.html and its PNGs")
-@click.option("--measure", "measures", multiple=True,
-              help="measure drawn (repeatable) [default: V_strict; for a per-topic TSV, the "
-                   "primary measure of each method it holds]")
-@click.option("--title", default="nuggetizer evaluation", show_default=True)
-@LENIENT
-def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: Path,
-                   measures: tuple[str, ...], title: str, lenient: bool) -> None:
-    """Write a static HTML report (leaderboard, distributions, heat map, length, gaps) of
-    nugget assessments, or of a per-topic TSV (every measure side by side: the combined
-    per_topic.tsv of a several-method evaluate)."""
-    from nuggetizer.flow.scoring import read_judged, score_judged
-    from nuggetizer.formats.tables import is_per_topic
-    from nuggetizer.measures.nuggets import MEASURES
-    from nuggetizer.methods.registry import make_method, method_names
-    from nuggetizer.organizer.report import table_from_per_topic, write_report
-
-    started = time.monotonic()
-    first = assessments[0]
-    if len(assessments) == 1 and first.is_file() and first.suffix.lower() == ".tsv":
-        if not is_per_topic(first):
-            raise click.BadParameter(f"{first} is not a per-topic TSV (run_id topic_id "
-                                     "measure value)", param_hint="ASSESSMENTS")
-        table = table_from_per_topic(first)
-        primaries = [make_method(n).primary for n in method_names()]
-        chosen = list(measures) or [m for m in table.measures if m in primaries] or \
-            [table.primary]
-        unknown = [m for m in chosen if m not in table.measures]
-        if unknown:
-            raise click.BadParameter(f"{', '.join(unknown)} not in {first} (it has "
-                                     f"{', '.join(table.measures)})", param_hint="--measure")
-        path = write_report(table, [], output, measure=chosen, title=title, inputs=[first],
-                            summary=f"{len(table.means)} runs, {len(table.topics)} topics, "
-                            f"{len(table.measures)} measures: {', '.join(table.measures)}.")
-        click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
-        return
-    chosen = list(measures) or ["V_strict"]
-    for measure in chosen:
-        if measure not in MEASURES:
-            raise click.BadParameter(f"{measure!r} is not one of {', '.join(MEASURES)}",
-                                     param_hint="--measure")
-    files = judgment_files(list(assessments))
-    method = make_method("nuggets")
-    judged = list(read_judged(method, files, lenient))
-    table = score_judged(method, judged, _keys(nuggets, lenient), lenient)
-    items = [j.record for j in judged]
-    path = write_report(table, items, output, measure=chosen[0] if len(chosen) == 1 else chosen,
-                        title=title, inputs=files)
-    click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
-
-
 @click.command("irds-export")
 @click.argument("dataset_id")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path))
@@ -385,4 +330,4 @@ def qrels_agreement_command(a: Path, b: Path, retrieval_runs: tuple[Path, ...], 
 COMMANDS = (validate_command, export_nuggets_command, import_nuggets_command,
             export_sheets_command, import_sheets_command, agreement_command,
             qrels_agreement_command,
-            significance_command, report_command, irds_export_command)
+            significance_command, irds_export_command)

@@ -74,7 +74,7 @@ def usage_path(output: Path) -> Path:
     return output.with_name(output.name + ".usage.json")
 
 
-def _usage_of_input(path: Path) -> dict | None:
+def usage_of_input(path: Path) -> dict | None:
     """The usage recorded for the step that made the input `path`, if any."""
     for candidate in (path.with_name(path.name + ".usage.json"), path.parent / "usage.json"):
         if candidate.is_file():
@@ -93,7 +93,7 @@ def write_sidecar(output: Path, inputs: list[Path]) -> None:
     for path in inputs:
         stat = path.stat()
         entries.append(dict(_input_entry(str(path), stat.st_mtime_ns, stat.st_size)))
-        spent = _usage_of_input(path)
+        spent = usage_of_input(path)
         if spent is not None:
             usage.setdefault(str(spent.get("step")), spent.get("usage"))
     block = {"inputs": entries, **provenance(None, ())}

@@ -266,7 +266,7 @@ def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10) -> Agr
 def scatter_png(a: Scores, b: Scores, agreement: Agreement, path: Path,
                 measures: tuple[str, str] | None = None) -> None:
     """Run means (left) and (topic, run) points (right) of A against B, as the overview draws."""
-    from nuggetizer.organizer.report import figure, save
+    from nuggetizer.organizer.report_figures import figure, save
 
     fig, axes = figure(1, 2 if agreement.topics else 1, width=10 if agreement.topics else 5)
     runs = agreement.runs

@@ -1,0 +1,115 @@
+"""`nuggetizer report`: the static HTML report of an evaluation, for an organizer to publish."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from nuggetizer.cli.common import ANY, FILE, LENIENT
+from nuggetizer.flow.scoring import judgment_files
+from nuggetizer.formats.nuggets import read_nuggets
+from nuggetizer.formats.topics import read_topics
+
+
+def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
+    """Run ids of --runs (comma-separated) and --runs-file (one a line, # comments)."""
+    wanted = [r.strip() for r in (runs or "").split(",") if r.strip()]
+    if runs_file is not None:
+        for line in runs_file.read_text(encoding="utf-8").splitlines():
+            if line.split("#", 1)[0].strip():
+                wanted.append(line.split("#", 1)[0].strip())
+    return wanted
+
+
+@click.command("report")
+@click.argument("assessments", nargs=-1, required=True, type=ANY)
+@click.option("--nuggets", type=ANY, default=None, help="answer key: topics scored (else seen)")
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="folder for index.html and its PNGs")
+@click.option("--measure", "measures", multiple=True,
+              help="measure drawn (repeatable) [default: V_strict; for a per-topic TSV, the "
+                   "primary measure of each method it holds]")
+@click.option("--title", default="nuggetizer evaluation", show_default=True)
+@click.option("--topics", type=ANY, default=None,
+              help="topics (TSV or JSONL) for the query texts [default: those the "
+                   "assessments and the answer key record]")
+@click.option("--runs", default=None,
+              help="show only these runs (comma-separated run ids); ranks stay among all")
+@click.option("--runs-file", type=FILE, default=None,
+              help="show only the runs listed in this file (one run id a line)")
+@LENIENT
+def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: Path,
+                   measures: tuple[str, ...], title: str, topics: Path | None,
+                   runs: str | None, runs_file: Path | None, lenient: bool) -> None:
+    """Write a static HTML report (how it was made: assessor, model, prompt hashes, dates,
+    tokens; leaderboard; topics with their query texts; distributions, heat map, length,
+    gaps) of nugget assessments, or of a per-topic TSV (every measure side by side: the
+    combined per_topic.tsv of a several-method evaluate)."""
+    from nuggetizer.flow.scoring import read_judged, score_judged
+    from nuggetizer.formats.tables import is_per_topic
+    from nuggetizer.measures.nuggets import MEASURES
+    from nuggetizer.methods.registry import make_method, method_names
+    from nuggetizer.organizer.report import (
+        UnknownRuns,
+        select_runs,
+        table_from_per_topic,
+        write_report,
+    )
+    from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
+
+    started = time.monotonic()
+    wanted = _runs_wanted(runs, runs_file)
+    sources = Sources()
+    if topics is not None:
+        sources.add_queries((q, t.text) for q, t in read_topics(topics).items())
+    first = assessments[0]
+    if len(assessments) == 1 and first.is_file() and first.suffix.lower() == ".tsv":
+        if not is_per_topic(first):
+            raise click.BadParameter(f"{first} is not a per-topic TSV (run_id topic_id "
+                                     "measure value)", param_hint="ASSESSMENTS")
+        table = table_from_per_topic(first)
+        primaries = [make_method(n).primary for n in method_names()]
+        chosen = list(measures) or [m for m in table.measures if m in primaries] or \
+            [table.primary]
+        unknown = [m for m in chosen if m not in table.measures]
+        if unknown:
+            raise click.BadParameter(f"{', '.join(unknown)} not in {first} (it has "
+                                     f"{', '.join(table.measures)})", param_hint="--measure")
+        add_table(sources, first)
+        items: list = []
+        files = [first]
+        summary: str | None = (f"{len(table.means)} runs, {len(table.topics)} topics, "
+                               f"{len(table.measures)} measures: {', '.join(table.measures)}.")
+    else:
+        chosen = list(measures) or ["V_strict"]
+        for measure in chosen:
+            if measure not in MEASURES:
+                raise click.BadParameter(f"{measure!r} is not one of {', '.join(MEASURES)}",
+                                         param_hint="--measure")
+        files = judgment_files(list(assessments))
+        method = make_method("nuggets")
+        judged = list(read_judged(method, files, lenient))
+        keys = read_nuggets(nuggets, lenient=lenient) if nuggets else None
+        table = score_judged(method, judged, keys, lenient)
+        items = [j.record for j in judged]
+        summary = None
+        key = nuggets or beside_key(files)
+        if key is not None:
+            add_jsonl(sources, key, queries=True)
+            if nuggets is None:
+                sources.notes.append(f"answer key found beside the assessments: {key}")
+        for path in files:
+            add_jsonl(sources, path)
+    try:
+        select_runs(table, wanted)  # checked before anything is written
+    except UnknownRuns as exc:
+        raise click.BadParameter(str(exc), param_hint="--runs") from None
+    path = write_report(table, items, output, measure=chosen[0] if len(chosen) == 1 else chosen,
+                        title=title, inputs=files, summary=summary, sources=sources,
+                        runs=wanted or None)
+    click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
+
+
+COMMANDS = (report_command,)

@@ -1,0 +1,145 @@
+"""The report's figures (matplotlib, Agg backend): per-topic distributions, the topic x run heat
+map, score against length. Runs are labelled by their leaderboard rank; the page's leaderboard
+maps each rank to the full run name, so no name is ever cut short.
+
+Sizes follow the counts: every tick label is at least LABEL_PT points at DPI, and the page
+shows these PNGs at their own size (scrolling, never shrunk), so labels stay readable at 100%
+zoom for a track of 150 runs x 300 topics.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from nuggetizer.flow.scoring import ScoreTable  # noqa: E402
+
+DPI = 100
+LABEL_PT = 7.0  # smallest tick label, in points
+CELL_IN = 0.13  # inches per heat-map row and column: a 7 pt label with some space
+LEGEND_RUNS = 12  # the length figure names its runs in a legend up to this many
+
+
+def figure(rows: int = 1, cols: int = 1, *, width: float = 8, height: float = 4.5) -> Any:
+    """A new figure and a flat list of its axes."""
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False)
+    return fig, list(axes.flat)
+
+
+def save(fig: Any, path: Path) -> None:
+    """Save a figure as PNG atomically (rendered in memory, then written) and close it."""
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    plt.close(fig)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(buffer.getvalue())
+    tmp.replace(path)
+
+
+@dataclass(frozen=True)
+class HeatGeometry:
+    """The heat map's size: inches of the figure and of one cell, and the label size."""
+
+    width_in: float
+    height_in: float
+    cell_in: float
+    label_pt: float
+
+    @property
+    def pixels(self) -> tuple[int, int]:
+        """(width, height) of the PNG at DPI."""
+        return round(self.width_in * DPI), round(self.height_in * DPI)
+
+
+def heatmap_geometry(runs: int, topics: int, label_chars: int = 12) -> HeatGeometry:
+    """A cell of CELL_IN per topic row and run column (LABEL_PT labels fit in it), plus room
+    for the topic labels (`label_chars` long), the rank labels and the colour bar."""
+    left = 0.6 + label_chars * LABEL_PT * 0.6 / 72  # the topic ids, about 0.6 em a character
+    width = max(6.0, left + runs * CELL_IN + 1.6)  # 1.6: the colour bar and its label
+    height = max(3.0, topics * CELL_IN + 1.4)  # 1.4: the rank labels and the axis titles
+    return HeatGeometry(width, height, CELL_IN, LABEL_PT)
+
+
+def ranks_of(table: ScoreTable, ranks: Mapping[str, int] | None) -> list[tuple[int, str]]:
+    """(rank, run) of the table's runs in ranked order; `ranks` (from a larger table) wins."""
+    runs = table.ranking()
+    return [((ranks or {}).get(run, k), run) for k, run in enumerate(runs, 1)]
+
+
+def distributions_png(table: ScoreTable, measure: str, path: Path,
+                      ranks: Mapping[str, int] | None = None) -> None:
+    """Per-topic score distribution of each run (box plot with the points), ranked order."""
+    ranked = ranks_of(table, ranks)
+    per_run = 0.6 if len(ranked) <= 20 else 0.16  # 0.16 in: a 7 pt rank number and a gap
+    fig, (ax,) = figure(width=max(6, 1.5 + per_run * len(ranked)))
+    data = [[v for q in table.topics if (v := table.per_topic[r].get(q, {}).get(measure))
+             is not None] for _, r in ranked]
+    ax.boxplot(data, showmeans=True)
+    for k, values in enumerate(data, 1):
+        ax.scatter([k] * len(values), values, s=6, alpha=0.3, color="black")
+    ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
+                  fontsize=9 if len(ranked) <= 20 else LABEL_PT,
+                  rotation=90 if len(ranked) > 20 else 0)
+    ax.set_xlabel("run (leaderboard rank)")
+    ax.set_ylabel(f"{measure} per topic")
+    save(fig, path)
+
+
+def heatmap_png(table: ScoreTable, measure: str, path: Path,
+                ranks: Mapping[str, int] | None = None) -> HeatGeometry:
+    """Topic x run heat map of `measure`, runs in ranked order (labelled by rank), every topic
+    labelled; returns the geometry it was drawn at."""
+    ranked = ranks_of(table, ranks)
+    topics = table.topics
+    geometry = heatmap_geometry(len(ranked), len(topics),
+                                max((len(q) for q in topics), default=4))
+    fig, (ax,) = figure(width=geometry.width_in, height=geometry.height_in)
+    grid = [[table.per_topic[r].get(q, {}).get(measure, math.nan) for _, r in ranked]
+            for q in topics]
+    top = max([1.0] + [v for row in grid for v in row if not math.isnan(v)])
+    image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=top,
+                      interpolation="nearest")
+    ax.set_xticks(range(len(ranked)), [str(rank) for rank, _ in ranked],
+                  fontsize=geometry.label_pt, rotation=90)
+    ax.set_yticks(range(len(topics)), topics, fontsize=geometry.label_pt)
+    ax.set_xlabel("run (leaderboard rank)")
+    ax.set_ylabel("topic")
+    if len(ranked) > 1 or len(topics) > 1:
+        ax.tick_params(axis="x", top=True, labeltop=len(topics) > 40)  # ranks above, too
+    fig.colorbar(image, ax=ax, label=measure, fraction=min(0.15, 1.0 / geometry.width_in),
+                 shrink=min(1.0, 4.0 / geometry.height_in), anchor=(0.0, 1.0),
+                 panchor=(1.0, 1.0))  # at the top of a tall map, in view as the page opens
+    save(fig, path)
+    return geometry
+
+
+def length_png(table: ScoreTable, measure: str, path: Path,
+               ranks: Mapping[str, int] | None = None) -> None:
+    """Score against answer length L, one point per answered (run, topic), one colour per run;
+    a legend of ranks and full run names up to LEGEND_RUNS runs."""
+    ranked = ranks_of(table, ranks)
+    named = len(ranked) <= LEGEND_RUNS
+    longest = max((len(f"{rank}. {run}") for rank, run in ranked), default=0)
+    fig, (ax,) = figure(width=8 + (longest * 8 * 0.6 / 72 + 0.6 if named else 0))
+    for rank, run in ranked:
+        rows = [row for row in table.per_topic[run].values() if "L" in row]
+        ax.scatter([r["L"] for r in rows], [r[measure] for r in rows], s=10, alpha=0.6,
+                   label=f"{rank}. {run}")
+    ax.set_xlabel("answer length L (words)")
+    ax.set_ylabel(measure)
+    if named:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save(fig, path)
+
