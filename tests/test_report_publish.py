@@ -57,7 +57,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample track evaluated by the scripted backend (keys, assessments, scores, usage)."""
     out = tmp_path_factory.mktemp("publish") / "sample"
     done = invoke("evaluate", "--track", "sample", "-o", out, "--assessor", f"scripted:{MODEL}",
-                  "--no-cache")
+                  "--no-cache", "--price-in", "2.5", "--price-out", "10")
     assert done.exit_code == 0, done.output
     return out
 
@@ -93,8 +93,9 @@ def test_the_report_renders_in_headless_chromium_with_model_and_query_texts(
     assert "Report written" in text
     total = usage_total(evaluated, "prompt_tokens")
     completion = usage_total(evaluated, "completion_tokens")
+    cost = (total * 2.5 + completion * 10) / 1e6  # the prices the evaluation was given
     assert total > 0 and re.search(rf"total {usage_total(evaluated, 'calls')} 0 {total} "
-                                   rf"{completion} 0 0 not recorded", text)
+                                   rf"{completion} 0 0 {cost:.4f}", text)
     assert "answer key found beside the assessments" in text
 
 
