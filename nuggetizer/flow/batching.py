@@ -1,4 +1,4 @@
-"""`--batch`: a step's uncached calls sent through the OpenAI Batch API, in rounds.
+"""`--batch-api`: a step's uncached calls sent through the OpenAI Batch API, in rounds.
 
 A round runs the step into a throw-away folder on a BatchAssessor (the real one's model,
 settings and cache keys): calls the cache holds are replayed; each other call is recorded
@@ -132,10 +132,10 @@ class Batcher:
                  max_rounds: int = MAX_ROUNDS) -> None:
         backend = assessor.backend
         if not isinstance(backend, OpenAIBackend):
-            raise ConfigError(f"--batch sends through the OpenAI Batch API: it needs "
+            raise ConfigError(f"--batch-api sends through the OpenAI Batch API: it needs "
                               f"--assessor openai:MODEL, not {assessor.spec}")
         if assessor.cache is None:
-            raise ConfigError("--batch folds the batch's answers into the LLM cache: leave "
+            raise ConfigError("--batch-api folds the batch's answers into the LLM cache: leave "
                               "out --no-cache")
         self.assessor, self.backend, self.cache = assessor, backend, assessor.cache
         self.folder = folder / ".batches"
