@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,19 +133,27 @@ def kill_after(server: Server, command: list[str], answered: int, *, env: dict[s
     """Start `command`, let `server` (holding every request after `answered` answers, see
     `answer_limit`) answer that many, then SIGKILL it; returns the requests answered."""
     server.control(answer_limit=answered)
+    kill_when(command, lambda: server.stats()["answered"] >= answered, env=env, cwd=cwd,
+              settle=1.0)  # let the client store what it received
+    return [r for r in server.requests() if r["outcome"] == "ok"]
+
+
+def kill_when(command: list[str], ready: Callable[[], bool], *, env: dict[str, str],
+              cwd: Path | None = None, settle: float = 0.0) -> None:
+    """Start `command`, wait (60 s at most, the command still running) until `ready()`, then
+    `settle` seconds more, and SIGKILL it."""
     proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while server.stats()["answered"] < answered:
+        while not ready():
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "the server was never asked enough"
             time.sleep(0.05)
-        time.sleep(1.0)  # let the client store what it received
+        time.sleep(settle)
         assert proc.poll() is None, "the command finished before it was killed"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    return [r for r in server.requests() if r["outcome"] == "ok"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from emulated import assessments, emulator, small_track
+from emulated import assessments, emulator, kill_when, small_track
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tracks" / "sample"
@@ -128,16 +127,8 @@ def test_a_killed_command_resumes_the_same_batch(tmp_path: Path, track) -> None:
         server.control(batch_hold=True)
         command = assign(track, tmp_path / "out", server.url, tmp_path / "c.sqlite",
                          "--batch-api")
-        proc = subprocess.Popen(command, env=environment(), cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 60
-            while server.stats()["batches"]["polls"] < 2:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+        kill_when(command, lambda: server.stats()["batches"]["polls"] >= 2,
+                  env=environment(), cwd=ROOT)
         assert len(list((tmp_path / "out" / ".batches").glob("*.json"))) == 1
         server.control(batch_hold=False)
         done = run(command)
@@ -157,16 +148,8 @@ def test_a_batch_created_but_not_recorded_is_found_again(tmp_path: Path, track) 
         server.control(batch_hold=True)
         command = assign(track, tmp_path / "out", server.url, tmp_path / "c.sqlite",
                          "--batch-api")
-        proc = subprocess.Popen(command, env=environment(), cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 60
-            while server.stats()["batches"]["polls"] < 1:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+        kill_when(command, lambda: server.stats()["batches"]["polls"] >= 1,
+                  env=environment(), cwd=ROOT)
         (state_path,) = (tmp_path / "out" / ".batches").glob("*.json")
         state = json.loads(state_path.read_text())
         del state["batch_id"]  # as if killed between creating the batch and recording it
