@@ -30,7 +30,6 @@ from nuggetizer.cli.dry import (
     dry_grade_then_build,
     dry_step,
     echo_report,
-    make_dry,
 )
 from nuggetizer.cli.steps import (
     check_key,
@@ -48,7 +47,7 @@ from nuggetizer.cli.steps import (
     setting_names,
 )
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.dryrun import importance_estimate
+from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
 from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.formats.topics import read_topics
 
@@ -111,7 +110,7 @@ def nuggetize_command(
         qrels_out, judgments = graded_paths(output, graded_qrels)
         assessor = make_assessor_from(options)
         if options["dry_run"]:
-            dry_grade_then_build(chosen, make_dry(assessor, options), assessor.prices,
+            dry_grade_then_build(chosen, dry_assessor(assessor, options), assessor.prices,
                                  topics=topics, run_paths=run_paths, cited_only=cited_only,
                                  corpus=corpus, fill=qrels, reasks=reasks, min_grade=min_grade,
                                  only=only)
@@ -131,7 +130,7 @@ def nuggetize_command(
     assessor = make_assessor_from(options)
     batcher = batcher_from(options, assessor, output.parent)
     if options["dry_run"]:
-        dry = make_dry(assessor, options)
+        dry = dry_assessor(assessor, options)
         ledger = dry_step(dry, lambda tmp: build_keys(chosen, inputs, dry, tmp / output.name,
                                                       None, skipped))
         ledger.estimated_calls += importance_estimate(chosen, len(inputs))
@@ -183,7 +182,7 @@ def assign_command(
     assessor = make_assessor_from(options)
     batcher = batcher_from(options, assessor, output)
     if options["dry_run"]:
-        dry = make_dry(assessor, options)
+        dry = dry_assessor(assessor, options)
         ledger = dry_step(dry, lambda tmp: judge_targets(chosen, keys, targets, dry, tmp))
         echo_report(f"assign --method {chosen.name}", ledger, dry, assessor.prices,
                     ASSIGN_NOTE)
@@ -271,7 +270,7 @@ def relevance_command(
     assessor = make_assessor_from(options)
     batcher = batcher_from(options, assessor, output.parent)
     if options["dry_run"]:
-        dry_grade_then_build(None, make_dry(assessor, options), assessor.prices,
+        dry_grade_then_build(None, dry_assessor(assessor, options), assessor.prices,
                              topics=topics, run_paths=run_paths, retrieval_runs=retrieval_runs,
                              depth=depth, cited_only=cited_only, corpus=corpus, fill=fill,
                              reasks=reasks, allow_missing=allow_missing, only=only)

@@ -6,21 +6,20 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
-from nuggetizer.assessors.base import Assessor
 from nuggetizer.cli.common import run_with
 from nuggetizer.flow.dryrun import (
     DryAssessor,
     Ledger,
     Prices,
-    dry_assessor,
     importance_estimate,
     report_lines,
 )
 
+T = TypeVar("T")
 NUGGETIZE_NOTE = ("nugget creation is iterative: the first window of each topic is counted "
                   "exactly, later windows as a lower bound (rendered without the nuggets "
                   "created before them); importance calls are estimated, not rendered")
@@ -28,16 +27,17 @@ ASSIGN_NOTE = ("exact for answers that parse at once (a re-ask is an extra call 
                "cannot see)")
 
 
+def count(dry: DryAssessor, work: Coroutine[Any, Any, T]) -> tuple[Ledger, T]:
+    """Run `work` on the dry assessor: what it counted, and what `work` returned."""
+    before = dry.counted()
+    done = run_with(dry, work)
+    return dry.counted().minus(before), done
+
+
 def dry_step(dry: DryAssessor, work: Callable[[Path], Coroutine[Any, Any, Any]]) -> Ledger:
     """Run `work(tmp_folder)` on the dry assessor; what it counted (nothing written)."""
-    before = dry.ledger.copy()
     with tempfile.TemporaryDirectory(prefix="nuggetizer-dry-") as tmp:
-        run_with(dry, work(Path(tmp)))
-    return dry.ledger.minus(before)
-
-
-def make_dry(real: Assessor, options: dict[str, Any]) -> DryAssessor:
-    return dry_assessor(real, options)
+        return count(dry, work(Path(tmp)))[0]
 
 
 def echo_report(step: str, ledger: Ledger, dry: DryAssessor, prices: Prices,
@@ -65,7 +65,7 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
     from nuggetizer.cli.steps import key_inputs_for, read_pool, restrict_topic_map
     from nuggetizer.flow.relevance import grade_pool
     from nuggetizer.flow.steps import build_keys
-    from nuggetizer.formats.qrels import qrels_text, read_qrels
+    from nuggetizer.formats.qrels import qrels_text
     from nuggetizer.formats.topics import read_topics
     from nuggetizer.types import Qrel
 
@@ -73,16 +73,14 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
     with tempfile.TemporaryDirectory(prefix="nuggetizer-dry-") as tmp:
         graded_path = Path(tmp) / "graded.qrels"
-        before = dry.ledger.copy()
-        run_with(dry, grade_pool(topic_map, pool, corpus, dry, graded_path, None, kept,
-                                 reasks, allow_missing))
-        grading = dry.ledger.minus(before)
+        grading, graded = count(dry, grade_pool(topic_map, pool, corpus, dry, graded_path, None,
+                                                kept, reasks, allow_missing))
         echo_report(f"relevance ({pool.size} pooled pairs of {len(pool.docids)} topics)",
                     grading, dry, prices, GRADE_NOTE)
         if method is None:
             return grading
-        rows = read_qrels(graded_path) if graded_path.stat().st_size else []
-        judged = {(q.qid, q.docid) for q in rows} | {(q.qid, q.docid) for q in kept}
+        rows = list(graded.assessed.rows)  # the grades the cache held, and --fill's
+        judged = {(q.qid, q.docid) for q in rows}
         rows += [Qrel(qid=qid, docid=d, grade=3) for qid, ds in pool.docids.items()
                  for d in ds if (qid, d) not in judged]
         if not rows:
@@ -92,9 +90,8 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
                                          corpus=corpus, min_grade=min_grade)
         if only is not None:
             inputs = [i for i in inputs if i.qid in only]
-        before = dry.ledger.copy()
-        run_with(dry, build_keys(method, inputs, dry, Path(tmp) / "keys.jsonl", track, skipped))
-        keys = dry.ledger.minus(before)
+        keys, _ = count(dry, build_keys(method, inputs, dry, Path(tmp) / "keys.jsonl", track,
+                                        skipped))
     keys.estimated_calls += importance_estimate(method, len(inputs))
     echo_report(f"nuggetize --method {method.name} ({len(inputs)} topics)", keys, dry, prices,
                 KEYS_EXACT if grading.calls == 0 else KEYS_BOUND)

@@ -28,7 +28,6 @@ from nuggetizer.cli.dry import (
     dry_grade_then_build,
     dry_step,
     echo_report,
-    make_dry,
 )
 from nuggetizer.cli.steps import (
     grade_then_build,
@@ -39,7 +38,7 @@ from nuggetizer.cli.steps import (
     score_and_report,
 )
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.dryrun import importance_estimate
+from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
 from nuggetizer.flow.progress import Summary, token_text
 from nuggetizer.flow.provenance import write_sidecar
 from nuggetizer.flow.scoring import combine_tables
@@ -78,7 +77,7 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
         raise ConfigError("--batch-api does not cover a track with [relevance]: grade with "
                           "`relevance --batch-api` first and give the track those qrels")
     if options["dry_run"]:
-        dry = make_dry(assessor, options)
+        dry = dry_assessor(assessor, options)
         for plan in plans:
             dry_evaluate(config, plan.method, dry, plan.inputs, plan.skipped, plan.targets,
                          plan.key, only, assessor.prices)

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.base import Assessor, Stats
 from nuggetizer.assessors.protocol import Completion, RefusedError, Request
 from nuggetizer.tokens import Tokenizer
 
@@ -57,9 +57,6 @@ class Ledger:
         return Ledger(**{f.name: getattr(self, f.name) + getattr(other, f.name)
                          for f in dataclasses.fields(self)})
 
-    def copy(self) -> Ledger:
-        return dataclasses.replace(self)
-
 
 class DryRefusal(RefusedError):
     """The dry run's answer to a call it counted."""
@@ -71,19 +68,22 @@ class DryAssessor(Assessor):
     def __init__(self, real: Assessor, tokenizer: Tokenizer,
                  completion_ratio: float = DEFAULT_COMPLETION_RATIO) -> None:
         self.__dict__.update(real.__dict__)
+        self.stats = Stats()  # its own: the replays it counts (the real assessor's untouched)
         self.tokenizer = tokenizer
         self.completion_ratio = completion_ratio
         self.ledger = Ledger()
 
+    def counted(self) -> Ledger:
+        """What it counted so far: the calls to make, and the cache's replays (its stats)."""
+        return dataclasses.replace(
+            self.ledger, cache_hits=self.stats.cache_hits,
+            cached_prompt_tokens=self.stats.cached_prompt_tokens,
+            cached_completion_tokens=self.stats.cached_completion_tokens)
+
     async def complete(self, request: Request) -> Completion:
-        if self.cache is not None:
-            hit = self.cache.get(self.cache_key(request))
-            if hit is not None:
-                replayed = Completion.from_json(hit, cached=True)
-                self.ledger.cache_hits += 1
-                self.ledger.cached_prompt_tokens += replayed.prompt_tokens
-                self.ledger.cached_completion_tokens += replayed.completion_tokens
-                return replayed
+        replayed = self.replay(self.cache_key(request) if self.cache is not None else None)
+        if replayed is not None:
+            return replayed
         prompt = self.tokenizer.count(request.messages)
         self.ledger.calls += 1
         self.ledger.prompt_tokens += prompt
