@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import click
 
@@ -110,8 +111,14 @@ class Summary:
     unjudged: int = 0
     started: float = field(default_factory=time.monotonic)
     tokens: dict[str, int] | None = None  # this step's token usage (see `usage_of`)
-    cost: float | None = None  # what the tokens spent cost, at the prices given
-    prices: dict[str, float | None] | None = None
+    prices: Any = None  # the assessor's prices (flow/dryrun.Prices), when it was given some
+
+    @property
+    def cost(self) -> float | None:
+        """What the tokens spent cost at the prices given; None without prices or usage."""
+        if self.prices is None or self.tokens is None:
+            return None
+        return self.prices.spent(self.tokens)
 
     def line(self, stats: Stats | None = None) -> str:
         """`step: N topics (M resumed), K skipped (why), C calls, H cache hits, U unjudged,
@@ -132,8 +139,9 @@ class Summary:
         parts.append(f"{self.unjudged} unjudged")
         if self.tokens is not None:
             parts.append(token_text(self.tokens))
-        if self.cost is not None:
-            parts.append(f"cost {self.cost:.4f}")
+        cost = self.cost
+        if cost is not None:
+            parts.append(f"cost {cost:.4f}")
         parts.append(f"{time.monotonic() - self.started:.1f} s")
         return f"{self.step}: " + ", ".join(parts)
 

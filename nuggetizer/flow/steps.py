@@ -78,10 +78,7 @@ async def run_journalled(
             await run_bounded(todo, lambda unit: one(unit, bar), _in_flight(assessor))
     finally:
         summary.tokens = usage_of(before, assessor.stats.as_dict())
-        prices = assessor.prices
-        summary.cost = prices.spent(summary.tokens) if prices is not None else None
-        if summary.cost is not None:
-            summary.prices = prices.recorded()
+        summary.prices = assessor.prices
 
 
 def write_usage(output: Path, summary: Summary) -> None:
@@ -90,8 +87,9 @@ def write_usage(output: Path, summary: Summary) -> None:
     path = usage_path(output)
     totals: dict[str, float] = dict(summary.tokens or {})
     invocations = 1
-    if summary.cost is not None:
-        totals["cost"] = summary.cost
+    cost = summary.cost
+    if cost is not None:
+        totals["cost"] = cost
     if summary.resumed and path.exists():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
@@ -103,8 +101,8 @@ def write_usage(output: Path, summary: Summary) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {"step": summary.step, "usage": totals, "invocations": invocations}
-    if summary.prices is not None:
-        record["prices"] = summary.prices
+    if cost is not None:
+        record["prices"] = summary.prices.recorded()
     write_text_atomic(path, json.dumps(record, indent=2) + "\n")
 
 
