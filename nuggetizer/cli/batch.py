@@ -89,8 +89,13 @@ def batch_import_command(results: tuple[Path, ...], requests_path: Path,
     requests = {str(r["custom_id"]): dict(r["body"]) for r in _read_jsonl(requests_path)}
     found = {}
     for path in results:
-        _read_jsonl(path)  # each line JSON, named by file on error
-        found.update(read_results(path.read_text(encoding="utf-8")))
+        try:
+            found.update(read_results(path.read_text(encoding="utf-8")))
+        except ValueError as exc:
+            raise InputError(path, None, f"not a JSONL batch file: {exc}") from None
+        except KeyError as exc:
+            raise InputError(path, None, f"not a JSONL batch file: a line without {exc}"
+                             ) from None
     cache = Cache(cache_path or default_cache_path())
     failures = fold_results(cache, requests, found, "no line in the results")
     line = (f"batch-import: {len(requests) - len(failures)} of {len(requests)} answers folded "
