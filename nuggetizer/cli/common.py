@@ -41,6 +41,13 @@ def topic_options(command: Callable[..., T]) -> Callable[..., T]:
     ], command)
 
 
+def listed_lines(path: Path) -> list[str]:
+    """The entries of a list file: each line without its `#` comment, stripped; blank ones
+    skipped."""
+    return [entry for line in path.read_text(encoding="utf-8").splitlines()
+            if (entry := line.split("#", 1)[0].strip())]
+
+
 def chosen_topics(only_topics: tuple[str, ...] | None, only_topics_file: Path | None
                   ) -> set[str] | None:
     """The topic ids `--only-topics` / `--only-topics-file` name (their union), None when
@@ -55,10 +62,7 @@ def chosen_topics(only_topics: tuple[str, ...] | None, only_topics_file: Path | 
         if base_suffix(only_topics_file) in (".jsonl", ".json"):
             chosen |= set(read_topics(only_topics_file))
         else:
-            for line in only_topics_file.read_text(encoding="utf-8").splitlines():
-                fields = line.split("#", 1)[0].split()
-                if fields:
-                    chosen.add(fields[0])
+            chosen |= {entry.split()[0] for entry in listed_lines(only_topics_file)}
     if not chosen:
         raise click.BadParameter("no topic id given", param_hint="--only-topics")
     return chosen

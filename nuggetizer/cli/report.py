@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from nuggetizer.cli.common import ANY, FILE, LENIENT
+from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines
 from nuggetizer.flow.scoring import judgment_files
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.topics import read_topics
@@ -16,11 +16,7 @@ from nuggetizer.formats.topics import read_topics
 def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
     """Run ids of --runs (comma-separated) and --runs-file (one a line, # comments)."""
     wanted = [r.strip() for r in (runs or "").split(",") if r.strip()]
-    if runs_file is not None:
-        for line in runs_file.read_text(encoding="utf-8").splitlines():
-            if line.split("#", 1)[0].strip():
-                wanted.append(line.split("#", 1)[0].strip())
-    return wanted
+    return wanted + (listed_lines(runs_file) if runs_file is not None else [])
 
 
 @click.command("report")
