@@ -78,6 +78,11 @@ def _add_usage(sources: Sources, path: Path) -> None:
         sources.usage.setdefault(str(spent.get("step")), spent["usage"])
 
 
+def _add_key_queries(sources: Sources, key: Path) -> None:
+    """The query text of each topic of an answer key file."""
+    sources.add_queries((r.get("qid", ""), r.get("query", "")) for r in _records(key))
+
+
 def add_jsonl(sources: Sources, path: Path, *, queries: bool = False) -> None:
     """One JSONL input (a key or an assessment file): its provenance and its step's usage;
     with `queries`, the query text of each of its records too (a key's)."""
@@ -86,7 +91,7 @@ def add_jsonl(sources: Sources, path: Path, *, queries: bool = False) -> None:
     sources.made.append(Made(role, str(path), (first or {}).get("provenance")))
     _add_usage(sources, path)
     if queries and role == KEY:
-        sources.add_queries((r.get("qid", ""), r.get("query", "")) for r in _records(path))
+        _add_key_queries(sources, path)
 
 
 def add_table(sources: Sources, path: Path, seen: set[str] | None = None) -> None:
@@ -114,7 +119,7 @@ def add_table(sources: Sources, path: Path, seen: set[str] | None = None) -> Non
         role = role_of(first)
         sources.made.append(Made(role, str(found), entry.get("provenance")))
         if role == KEY:
-            sources.add_queries((r.get("qid", ""), r.get("query", "")) for r in _records(found))
+            _add_key_queries(sources, found)
 
 
 def beside_key(files: Sequence[Path]) -> Path | None:
