@@ -10,6 +10,14 @@ output is chosen by an explicit option, never by the model name:
   HTTP 500 to json_schema);
 - "none": plain text; the prompt alone asks for the format.
 
+Reasoning models (reasoning.py): `token_field` names the token budget (`max_tokens`, or
+`max_completion_tokens` as OpenAI's reasoning models take it) and `reasoning_effort` is sent
+when given. What the server refuses is learned, not guessed from the model's name: a 400
+naming `max_tokens`, `temperature` or `reasoning_effort` (outcomes.Decision.ADAPT) changes
+every request from then on (`adapted`, which the Assessor keeps in the cache for reruns), and
+the request is sent again at once. Until one request has been answered, requests go out one
+at a time, so the server says what it refuses once, not once per request in flight.
+
 Several base URLs (replicas of one model, e.g. vLLM servers) are shared by load: each request
 goes to the endpoint with the fewest requests in flight, and an endpoint that stops answering
 rests while the others carry on.
@@ -17,6 +25,7 @@ rests while the others carry on.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -27,7 +36,8 @@ from typing import Any
 from nuggetizer.errors import ConfigError
 
 from .outcomes import retry_after_seconds
-from .protocol import BackendError, Completion, Request, TransientError
+from .protocol import AdaptError, BackendError, Completion, Request, TransientError
+from .reasoning import REASONING_EFFORTS, TOKEN_FIELDS, env_choice, split_reasoning
 from .transport import JsonClient
 
 __all__ = [
@@ -106,15 +116,18 @@ def parse_completion(data: dict[str, Any], model: str, top_logprobs: int = 0) ->
     `response.body`); TransientError when it is not one."""
     try:
         choice = data["choices"][0]
-        message = choice.get("message") or {}
+        text, reasoning = split_reasoning(choice.get("message") or {})
         usage = data.get("usage") or {}
+        details = usage.get("completion_tokens_details") or {}
         return Completion(
-            text=message.get("content") or "",
+            text=text,
             model=data.get("model") or model,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason"),
             first_token_logprobs=first_token_logprobs(choice) if top_logprobs else None,
+            reasoning=reasoning,
+            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise TransientError(
@@ -192,6 +205,8 @@ class OpenAIBackend:
         timeout: float = 120.0,
         max_concurrency: int | None = None,
         http_client: Any = None,
+        token_field: str | None = None,
+        reasoning_effort: str | None = None,
     ) -> None:
         if not model:
             raise ConfigError("openai backend needs a model: use openai:<model>")
@@ -214,7 +229,14 @@ class OpenAIBackend:
         self.api_key = api_key  # the Batch API client (batch_api.py) reaches the same server
         self.structured = mode
         self.max_concurrency = max_concurrency or DEFAULT_MAX_CONCURRENCY * len(urls)
-        self.options = {"structured": mode}
+        self.token_field = env_choice(token_field, "NUGGETIZER_TOKEN_FIELD",
+                                      TOKEN_FIELDS) or TOKEN_FIELDS[0]
+        self.reasoning_effort = env_choice(reasoning_effort, "NUGGETIZER_REASONING_EFFORT",
+                                           REASONING_EFFORTS)
+        self.adapted: dict[str, str] = {}  # parameter -> what was learned (see `adapt`)
+        self._probe: asyncio.Lock | None = None
+        self._probe_loop: asyncio.AbstractEventLoop | None = None
+        self._settled = False
         per_endpoint = -(-self.max_concurrency // len(urls))
         lanes = 1 if http_client is not None else max(1, -(-per_endpoint // self.LANE_SIZE))
         headers = _identity_headers()
@@ -238,14 +260,52 @@ class OpenAIBackend:
         """Requests sent so far, per endpoint."""
         return {e.url: e.sent for e in self._endpoints}
 
+    @property
+    def options(self) -> dict[str, Any]:
+        """The settings that change what is sent (part of cache keys): the structured mode,
+        and, only when they are not the defaults, the token field and the reasoning effort
+        (so the keys of a plain model's requests are what they always were)."""
+        options: dict[str, Any] = {"structured": self.structured}
+        field = self.adapted.get("max_tokens", self.token_field)
+        if field != TOKEN_FIELDS[0]:
+            options["token_field"] = field
+        if self.reasoning_effort is not None and "reasoning_effort" not in self.adapted:
+            options["reasoning_effort"] = self.reasoning_effort
+        if "temperature" in self.adapted:
+            options["temperature"] = "default"  # not sent: the server takes only its default
+        return options
+
+    def adapt(self, param: str) -> bool:
+        """Change every request from now on so that the server takes `param` (a parameter
+        named by an ADAPT verdict); False when there is nothing left to change."""
+        if param in self.adapted:
+            return False
+        if param == "max_tokens" and self.token_field == "max_tokens":
+            self.adapted[param] = "max_completion_tokens"
+        elif param == "temperature":
+            self.adapted[param] = "default"
+        elif param == "reasoning_effort" and self.reasoning_effort is not None:
+            self.adapted[param] = "not sent"
+        else:
+            return False
+        return True
+
+    def learn(self, adapted: dict[str, str]) -> None:
+        """Take adaptations learned by an earlier run (kept in the cache by the Assessor)."""
+        for param in adapted:
+            self.adapt(param)
+
     def request_args(self, request: Request) -> dict[str, Any]:
-        """The JSON body of a chat completion request for `request`."""
+        """The JSON body of a chat completion request for `request` (as adapted)."""
         args: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
+            self.adapted.get("max_tokens", self.token_field): request.max_tokens,
         }
+        if "temperature" not in self.adapted:
+            args["temperature"] = request.temperature
+        if self.reasoning_effort is not None and "reasoning_effort" not in self.adapted:
+            args["reasoning_effort"] = self.reasoning_effort
         if request.seed is not None:
             args["seed"] = request.seed
         if request.top_logprobs > 0:
@@ -262,8 +322,38 @@ class OpenAIBackend:
         endpoint = min(awake, key=lambda e: (e.in_flight, e.sent))
         return endpoint, min(endpoint.lanes, key=lambda lane: lane.in_flight)
 
+    def _probing(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._probe is None or self._probe_loop is not loop:
+            self._probe, self._probe_loop = asyncio.Lock(), loop
+        return self._probe
+
     async def complete(self, request: Request) -> Completion:
-        """One chat completion; failures raised as classified (outcomes.py)."""
+        """One chat completion, the request adapted to what the server takes (see the module's
+        doc); failures raised as classified (outcomes.py)."""
+        if self._settled:
+            return await self._adapting(request)
+        async with self._probing():  # one at a time until the server has answered once
+            return await self._adapting(request)
+
+    async def _adapting(self, request: Request) -> Completion:
+        while True:
+            try:
+                completion = await self._send(request)
+            except AdaptError as exc:
+                if not self.adapt(exc.param):
+                    self._settled = True
+                    raise  # a refusal of this item (AdaptError is a RefusedError)
+                continue
+            except BackendError as exc:
+                if exc.status is not None:  # the server answered: it takes such requests
+                    self._settled = True
+                raise
+            self._settled = True
+            return completion
+
+    async def _send(self, request: Request) -> Completion:
+        """One attempt at a chat completion."""
         endpoint, lane = self._pick()
         endpoint.sent += 1
         lane.in_flight += 1

@@ -36,7 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 # settings (workflow.yml or `auto-judge run --set NAME=VALUE`) -> our options
 ASSESSOR_SETTINGS = {"cache": "--cache", "temperature": "--temperature",
                      "max_tokens": "--max-tokens", "concurrency": "--concurrency",
-                     "structured": "--structured", "model_path": "--model-path"}
+                     "structured": "--structured", "model_path": "--model-path",
+                     "reasoning_effort": "--reasoning-effort", "token_field": "--token-field",
+                     "max_tokens_cap": "--max-tokens-cap"}
 RELEVANCE_SETTINGS = {"reasks": "--reasks"}
 RELEVANCE_FLAGS = ("cited_only", "allow_missing")
 NUGGET_SETTINGS = {"min_grade": "--min-grade", "window": "--window",

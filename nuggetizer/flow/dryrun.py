@@ -20,6 +20,10 @@ What this can count:
     run's).
 Completion tokens are estimated: `max` is the sum of the requests' max_tokens (an upper
 bound); `expected` is --completion-ratio x prompt tokens per call, capped at max_tokens.
+A reasoning model also thinks before it answers, billed as completion tokens: `expected` and
+`max` then add an assumed number of reasoning tokens per call (--reasoning-tokens; by default
+REASONING_TOKENS of the --reasoning-effort, `medium` for a model known to reason (the cache
+remembers that its server takes only max_completion_tokens), else none), said as an assumption.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from nuggetizer.assessors.protocol import Completion, RefusedError, Request
 from nuggetizer.tokens import Tokenizer
 
 DEFAULT_COMPLETION_RATIO = 0.05  # expected completion tokens per prompt token (label lists)
+# expected reasoning tokens per call of a reasoning model, by reasoning effort (an assumption)
+REASONING_TOKENS = {"minimal": 64, "low": 512, "medium": 2048, "high": 8192}
 
 
 @dataclass
@@ -47,6 +53,7 @@ class Ledger:
     cache_hits: int = 0
     cached_prompt_tokens: int = 0
     cached_completion_tokens: int = 0
+    expected_reasoning_tokens: int = 0  # part of expected_completion_tokens (an assumption)
     estimated_calls: int = 0  # calls that could not be rendered (e.g. importance)
 
     def minus(self, other: Ledger) -> Ledger:
@@ -66,11 +73,13 @@ class DryAssessor(Assessor):
     """The assessor of a dry run (see the module's doc): built from the real one."""
 
     def __init__(self, real: Assessor, tokenizer: Tokenizer,
-                 completion_ratio: float = DEFAULT_COMPLETION_RATIO) -> None:
+                 completion_ratio: float = DEFAULT_COMPLETION_RATIO,
+                 reasoning_tokens: int = 0) -> None:
         self.__dict__.update(real.__dict__)
         self.stats = Stats()  # its own: the replays it counts (the real assessor's untouched)
         self.tokenizer = tokenizer
         self.completion_ratio = completion_ratio
+        self.reasoning_tokens = reasoning_tokens
         self.ledger = Ledger()
 
     def counted(self) -> Ledger:
@@ -87,9 +96,10 @@ class DryAssessor(Assessor):
         prompt = self.tokenizer.count(request.messages)
         self.ledger.calls += 1
         self.ledger.prompt_tokens += prompt
-        self.ledger.max_completion_tokens += request.max_tokens
-        self.ledger.expected_completion_tokens += min(
+        self.ledger.max_completion_tokens += request.max_tokens + self.reasoning_tokens
+        self.ledger.expected_completion_tokens += self.reasoning_tokens + min(
             request.max_tokens, math.ceil(prompt * self.completion_ratio))
+        self.ledger.expected_reasoning_tokens += self.reasoning_tokens
         raise DryRefusal("dry run: not sent")
 
 
@@ -129,6 +139,10 @@ def report_lines(step: str, ledger: Ledger, tokenizer: Tokenizer, prices: Prices
             f"{ledger.expected_completion_tokens} (at most {ledger.max_completion_tokens}); "
             f"{ledger.cache_hits} calls the cache holds (free: {ledger.cached_prompt_tokens} + "
             f"{ledger.cached_completion_tokens} tokens spent earlier)")
+    if ledger.expected_reasoning_tokens:
+        line += (f"; the completion tokens assume {ledger.expected_reasoning_tokens} "
+                 f"reasoning tokens ({ledger.expected_reasoning_tokens // max(1, ledger.calls)}"
+                 " per call, an assumption: --reasoning-tokens)")
     if ledger.estimated_calls:
         line += f"; about {ledger.estimated_calls} more calls not rendered"
     cost = prices.cost(ledger)
@@ -145,7 +159,22 @@ def dry_assessor(real: Assessor, options: dict[str, Any]) -> DryAssessor:
     from nuggetizer.tokens import make_tokenizer
 
     return DryAssessor(real, make_tokenizer(options.get("tokenizer") or "auto"),
-                       options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO)
+                       options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO,
+                       expected_reasoning(real, options.get("reasoning_tokens")))
+
+
+def expected_reasoning(real: Assessor, given: int | None) -> int:
+    """Reasoning tokens a call is assumed to spend: `given` (--reasoning-tokens), else by the
+    assessor's reasoning effort, else `medium`'s when its server is known to take only
+    max_completion_tokens (a reasoning model), else none."""
+    if given is not None:
+        return given
+    real.recall()
+    options = real.options
+    effort = options.get("reasoning_effort")
+    if effort is None and options.get("token_field") == "max_completion_tokens":
+        effort = "medium"
+    return REASONING_TOKENS.get(str(effort), 0)
 
 
 def importance_estimate(method: Any, topics: int) -> int:

@@ -66,6 +66,9 @@ async def run_journalled(
 
     async def one(unit: U, bar: object) -> None:
         outcome = await work(unit)
+        info = assessor.provenance()  # what was sent: the server may have changed it
+        if any(stamp.get(name) != value for name, value in info.items()):
+            stamp.update(info)
         outcome.record["provenance"] = stamp
         keep(unit, outcome.record)
         summary.done += 1

@@ -124,7 +124,9 @@ def provenance_html(sources: Sources, written: datetime, version: str) -> str:
         parts.append(rows_html(["step", *(f.replace("_", " ") for f in TOKEN_FIELDS), "cost"],
                                _usage_rows(sources.usage)))
         parts.append("<p><small>calls: made to the LLM; cache hits and the replayed tokens "
-                     "cost nothing. Cost: only where the usage records a price.</small></p>")
+                     "cost nothing. Reasoning tokens are part of the completion tokens (and "
+                     "of their cost), not added to them. Cost: only where the usage records "
+                     "a price.</small></p>")
     else:
         parts.append(f"<p class='none'>{NOT_RECORDED} (no usage.json or *.usage.json beside "
                      "the inputs, nor usage in their .provenance.json)</p>")

@@ -1,0 +1,101 @@
+"""Reasoning models: what they are sent, and what of their answer is thinking.
+
+A reasoning model (OpenAI's GPT-5 family and o-series; Qwen3, DeepSeek-R1 and the like served
+by vLLM or SGLang) thinks before it answers, and its thinking never reaches the label parser:
+
+- `reasoning_content` (vLLM's and SGLang's reasoning parsers) or `reasoning` (as some servers
+  name it) is a field of the message beside `content`;
+- a `<think>...</think>` block opens the content when the server has no reasoning parser; a
+  `<think>` that never closes (the answer cut off at its token budget while thinking) is all
+  thinking, and the answer is empty.
+
+Its thinking counts against the token budget (`max_completion_tokens`), so an empty answer cut
+off at that budget (finish_reason "length") means the budget was too small, not that the model
+cannot answer: the Assessor raises the budget (BUDGET_FACTOR, up to its cap) and asks again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from nuggetizer.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS_CAP",
+    "BudgetExhausted",
+    "REASONING_EFFORTS",
+    "TOKEN_FIELDS",
+    "budget_exhausted",
+    "env_choice",
+    "raised_budget",
+    "split_reasoning",
+]
+
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
+DEFAULT_MAX_TOKENS_CAP = 32768  # $NUGGETIZER_MAX_TOKENS_CAP, --max-tokens-cap
+BUDGET_FACTOR = 2
+
+class BudgetExhausted(Exception):
+    """A reasoning model spent the largest token budget allowed (max_tokens_cap) thinking,
+    and gave no answer: the item is left unjudged with this reason."""
+
+    def __init__(self, tokens: int, reasoning: str | None) -> None:
+        super().__init__(f"token budget exhausted by reasoning at {tokens} tokens")
+        self.tokens = tokens
+        self.reasoning = reasoning
+
+
+_THINK = re.compile(r"^\s*<think>(.*?)(?:</think>|$)", re.DOTALL)
+
+
+def split_reasoning(message: dict[str, Any]) -> tuple[str, str | None]:
+    """(answer, thinking or None) of a chat completion's message (see the module's doc)."""
+    text = message.get("content") or ""
+    parts = [str(v) for name in ("reasoning_content", "reasoning")
+             if isinstance(v := message.get(name), str) and v]
+    if not isinstance(text, str):
+        text = str(text)
+    match = _THINK.match(text)
+    if match:
+        parts.append(match.group(1).strip())
+        text = text[match.end():].lstrip()
+    return text, "\n".join(parts) if parts else None
+
+
+def budget_exhausted(text: str, finish_reason: str | None) -> bool:
+    """Whether an answer is empty because its token budget ran out (while thinking)."""
+    return finish_reason == "length" and not text.strip()
+
+
+def raised_budget(tokens: int, cap: int) -> int | None:
+    """The next budget after `tokens` ran out, at most `cap`; None when `tokens` is the cap."""
+    if tokens >= cap:
+        return None
+    return min(cap, max(tokens + 1, tokens * BUDGET_FACTOR))
+
+
+def env_choice(value: str | None, variable: str, choices: tuple[str, ...]) -> str | None:
+    """`value`, else $`variable`, checked against `choices`; None when neither is given."""
+    chosen = value or os.environ.get(variable, "").strip() or None
+    if chosen is not None and chosen not in choices:
+        where = f"${variable}" if not value else "the option"
+        raise ConfigError(f"{where}: unknown value {chosen!r}; use one of {', '.join(choices)}")
+    return chosen
+
+
+def env_cap(value: int | None) -> int:
+    """The largest token budget a raise may reach: `value`, else $NUGGETIZER_MAX_TOKENS_CAP,
+    else DEFAULT_MAX_TOKENS_CAP."""
+    if value is None:
+        text = os.environ.get("NUGGETIZER_MAX_TOKENS_CAP", "").strip()
+        try:
+            value = int(text) if text else DEFAULT_MAX_TOKENS_CAP
+        except ValueError:
+            raise ConfigError(f"$NUGGETIZER_MAX_TOKENS_CAP must be a whole number, got "
+                              f"{text!r}") from None
+    if value < 1:
+        raise ConfigError(f"the token budget cap must be at least 1, got {value}")
+    return value
