@@ -76,8 +76,8 @@ def _local(model: str, *, model_path: str | None = None, n_ctx: int = 8192, **_:
 def _openai(model: str, *, base_url: str | Sequence[str] | None = None,
             api_key: str | None = None, structured: str | None = None,
             timeout: float | None = None, concurrency: int | None = None,
-            token_field: str | None = None, reasoning_effort: str | None = None, **_: Any
-            ) -> Backend:
+            token_field: str | None = None, reasoning_effort: str | None = None,
+            reasoning_tokens: int | None = None, **_: Any) -> Backend:
     from .openai_compat import OpenAIBackend
 
     return OpenAIBackend(
@@ -89,6 +89,7 @@ def _openai(model: str, *, base_url: str | Sequence[str] | None = None,
         max_concurrency=concurrency,
         token_field=token_field,
         reasoning_effort=reasoning_effort,
+        reasoning_tokens=reasoning_tokens,
     )
 
 
@@ -120,8 +121,9 @@ def make_backend(spec: str, **options: Any) -> Backend:
     `model_path` and `n_ctx` (the local GGUF), `token_field` (max_tokens | max_completion_tokens;
     default $NUGGETIZER_TOKEN_FIELD, else max_tokens, or what the server says it takes) and
     `reasoning_effort` (minimal | low | medium | high, sent as such; default
-    $NUGGETIZER_REASONING_EFFORT) of an openai: server. The local llama.cpp backend takes one
-    request at a time whatever is asked; vLLM batches what it is given.
+    $NUGGETIZER_REASONING_EFFORT) and `reasoning_tokens` (expected per call of a model known
+    to reason; twice that is added to every budget) of an openai: server. The local llama.cpp
+    backend takes one request at a time whatever is asked; vLLM batches what it is given.
     """
     kind, _, model = (spec or "").strip().partition(":")
     entry = BACKENDS.get(kind.strip().lower())
@@ -174,6 +176,7 @@ def make_assessor(
     timeout: float | None = None,
     token_field: str | None = None,
     reasoning_effort: str | None = None,
+    reasoning_tokens: int | None = None,
     max_tokens_cap: int | None = None,
 ) -> Assessor:
     """An Assessor over the backend named by `spec` (see the module docstring).
@@ -190,6 +193,7 @@ def make_assessor(
         concurrency=concurrency,
         token_field=token_field,
         reasoning_effort=reasoning_effort,
+        reasoning_tokens=reasoning_tokens,
     )
     return Assessor(
         backend,

@@ -334,21 +334,23 @@ class Assessor(Adaptations):
 
     async def within_budget(self, request: Request) -> Completion:
         """`complete(request)`; while the answer is empty because a reasoning model spent its
-        token budget thinking, again with a larger budget (doubled, up to max_tokens_cap),
-        each raise counted and said; BudgetExhausted once the cap is spent so."""
+        token budget thinking, again with a larger budget (the budget sent, with the backend's
+        reasoning allowance, doubled up to max_tokens_cap), each raise counted and said;
+        BudgetExhausted once the cap is spent so."""
         while True:
             completion = await self.complete(request)
             if not budget_exhausted(completion.text, completion.finish_reason):
                 return completion
-            larger = raised_budget(request.max_tokens, self.max_tokens_cap)
+            allowance = int(self.options.get("reasoning_allowance") or 0)
+            sent = request.max_tokens + allowance
+            larger = raised_budget(sent, self.max_tokens_cap)
             if larger is None:
-                raise BudgetExhausted(request.max_tokens, completion.reasoning)
+                raise BudgetExhausted(sent, completion.reasoning)
             self.stats.budget_raises += 1
             say = log.warning if self.stats.budget_raises <= BUDGET_RAISES_SAID else log.debug
-            say("%s: the answer is empty, its budget of %d tokens spent on reasoning; "
-                        "asking again with %d (cap %d)", self.spec, request.max_tokens, larger,
-                        self.max_tokens_cap)
-            request = dataclasses.replace(request, max_tokens=larger)
+            say("%s: the answer is empty, its budget of %d tokens spent on reasoning; asking "
+                "again with %d (cap %d)", self.spec, sent, larger, self.max_tokens_cap)
+            request = dataclasses.replace(request, max_tokens=larger - allowance)
 
     def provenance(self) -> dict[str, Any]:
         """What to record next to every output made with this assessor."""

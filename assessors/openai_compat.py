@@ -12,7 +12,8 @@ output is chosen by an explicit option, never by the model name:
 
 Reasoning models (reasoning.py): `token_field` names the token budget (`max_tokens`, or
 `max_completion_tokens` as OpenAI's reasoning models take it) and `reasoning_effort` is sent
-when given. What the server refuses is learned, not guessed from the model's name: a 400
+when given. A model known to reason gets an allowance for its thinking added to every budget.
+What the server refuses is learned, not guessed from the model's name: a 400
 naming `max_tokens`, `temperature` or `reasoning_effort` (outcomes.Decision.ADAPT) changes
 every request from then on (`adapted`, which the Assessor keeps in the cache for reruns), and
 the request is sent again at once. Until one request has been answered, requests go out one
@@ -37,7 +38,14 @@ from nuggetizer.errors import ConfigError
 
 from .outcomes import retry_after_seconds
 from .protocol import AdaptError, BackendError, Completion, Request, TransientError
-from .reasoning import REASONING_EFFORTS, TOKEN_FIELDS, env_choice, split_reasoning
+from .reasoning import (
+    ALLOWANCE_FACTOR,
+    REASONING_EFFORTS,
+    TOKEN_FIELDS,
+    env_choice,
+    expected_reasoning,
+    split_reasoning,
+)
 from .transport import JsonClient
 
 __all__ = [
@@ -207,6 +215,7 @@ class OpenAIBackend:
         http_client: Any = None,
         token_field: str | None = None,
         reasoning_effort: str | None = None,
+        reasoning_tokens: int | None = None,
     ) -> None:
         if not model:
             raise ConfigError("openai backend needs a model: use openai:<model>")
@@ -234,6 +243,8 @@ class OpenAIBackend:
         self.reasoning_effort = env_choice(reasoning_effort, "NUGGETIZER_REASONING_EFFORT",
                                            REASONING_EFFORTS)
         self.adapted: dict[str, str] = {}  # parameter -> what was learned (see `adapt`)
+        self.expected_reasoning = expected_reasoning(reasoning_tokens, self.reasoning_effort)
+        self._explicit_reasoning = reasoning_tokens is not None
         self._probe: asyncio.Lock | None = None
         self._probe_loop: asyncio.AbstractEventLoop | None = None
         self._settled = False
@@ -273,7 +284,18 @@ class OpenAIBackend:
             options["reasoning_effort"] = self.reasoning_effort
         if "temperature" in self.adapted:
             options["temperature"] = "default"  # not sent: the server takes only its default
+        if self.allowance:
+            options["reasoning_allowance"] = self.allowance
         return options
+
+    @property
+    def allowance(self) -> int:
+        """Tokens added to every budget for a model known to reason (see the module's doc):
+        one given a reasoning effort or reasoning tokens, or whose server takes only
+        max_completion_tokens; else 0."""
+        reasons = (self.reasoning_effort is not None or self._explicit_reasoning
+                   or "max_tokens" in self.adapted)
+        return ALLOWANCE_FACTOR * self.expected_reasoning if reasons else 0
 
     def adapt(self, param: str) -> bool:
         """Change every request from now on so that the server takes `param` (a parameter
@@ -300,7 +322,7 @@ class OpenAIBackend:
         args: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
-            self.adapted.get("max_tokens", self.token_field): request.max_tokens,
+            self.adapted.get("max_tokens", self.token_field): request.max_tokens + self.allowance,
         }
         if "temperature" not in self.adapted:
             args["temperature"] = request.temperature

@@ -9,9 +9,13 @@ by vLLM or SGLang) thinks before it answers, and its thinking never reaches the 
   `<think>` that never closes (the answer cut off at its token budget while thinking) is all
   thinking, and the answer is empty.
 
-Its thinking counts against the token budget (`max_completion_tokens`), so an empty answer cut
-off at that budget (finish_reason "length") means the budget was too small, not that the model
-cannot answer: the Assessor raises the budget (BUDGET_FACTOR, up to its cap) and asks again.
+Its thinking counts against the token budget (`max_completion_tokens`). A model known to
+reason (a reasoning effort was given, or its server takes only `max_completion_tokens`) gets
+an allowance for it on top of every call's budget: ALLOWANCE_FACTOR times the reasoning tokens
+a call is expected to spend (`--reasoning-tokens`, else EXPECTED_REASONING_TOKENS of the
+effort, `medium` when none was given). An empty answer cut off at its budget anyway
+(finish_reason "length") means the budget was too small, not that the model cannot answer:
+the Assessor raises the budget (BUDGET_FACTOR, up to its cap) and asks again.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ from nuggetizer.errors import ConfigError
 __all__ = [
     "DEFAULT_MAX_TOKENS_CAP",
     "BudgetExhausted",
+    "EXPECTED_REASONING_TOKENS",
     "REASONING_EFFORTS",
     "TOKEN_FIELDS",
     "budget_exhausted",
     "env_choice",
+    "expected_reasoning",
     "raised_budget",
     "split_reasoning",
 ]
@@ -37,6 +43,27 @@ REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
 DEFAULT_MAX_TOKENS_CAP = 32768  # $NUGGETIZER_MAX_TOKENS_CAP, --max-tokens-cap
 BUDGET_FACTOR = 2
+# reasoning tokens a call is expected to spend, by reasoning effort (an assumption: the dry
+# run's, and half the allowance added to each budget)
+EXPECTED_REASONING_TOKENS = {"minimal": 64, "low": 512, "medium": 2048, "high": 8192}
+ALLOWANCE_FACTOR = 2
+
+
+def expected_reasoning(given: int | None, effort: str | None) -> int:
+    """Reasoning tokens a call of a model known to reason is expected to spend: `given`, else
+    $NUGGETIZER_REASONING_TOKENS, else by `effort` (`medium` when None)."""
+    if given is None:
+        text = os.environ.get("NUGGETIZER_REASONING_TOKENS", "").strip()
+        try:
+            given = int(text) if text else None
+        except ValueError:
+            raise ConfigError(f"$NUGGETIZER_REASONING_TOKENS must be a whole number, got "
+                              f"{text!r}") from None
+    if given is not None:
+        if given < 0:
+            raise ConfigError(f"reasoning tokens must not be negative, got {given}")
+        return given
+    return EXPECTED_REASONING_TOKENS[effort or "medium"]
 
 class BudgetExhausted(Exception):
     """A reasoning model spent the largest token budget allowed (max_tokens_cap) thinking,

@@ -160,12 +160,14 @@ def test_explicit_options_send_adapted_from_the_first_request(tmp_path: Path) ->
 
 
 def test_an_answer_empty_from_thinking_gets_a_larger_budget(tmp_path: Path) -> None:
-    """Assignment asks for 16 x nuggets + 32 tokens; 600 tokens of thinking do not fit: the
-    budget is doubled until they do, each raise counted, not a re-ask."""
+    """Assignment asks for 16 x nuggets + 32 tokens; with no allowance for thinking
+    (--reasoning-tokens 0), 600 tokens of thinking do not fit: the budget is doubled until
+    they do, each raise counted, not a re-ask; at the cap the item is unjudged, saying why."""
     track = small_track(tmp_path, runs=1, topics=2)
     with emulator(tmp_path, "--persona", "reasoning", "--reasoning-format", "think",
                   "--reasoning-tokens", "600") as server:
-        output = assign(track, server.url, tmp_path / "out", tmp_path / "c.sqlite")
+        output = assign(track, server.url, tmp_path / "out", tmp_path / "c.sqlite",
+                        "--reasoning-tokens", "0")
         line = summary(output, "assign")
         cut = [r for r in answered(server) if r["finish_reason"] == "length"]
         assert cut and "0 unjudged" in line
@@ -173,10 +175,29 @@ def test_an_answer_empty_from_thinking_gets_a_larger_budget(tmp_path: Path) -> N
         assert not unjudged_reasons(tmp_path / "out")
 
         capped = assign(track, server.url, tmp_path / "capped", tmp_path / "d.sqlite",
-                        "--max-tokens-cap", "300")
+                        "--reasoning-tokens", "0", "--max-tokens-cap", "300")
         reasons = unjudged_reasons(tmp_path / "capped")
         assert reasons and set(reasons) == {"token budget exhausted by reasoning at 300 tokens"}
         assert f"{len(reasons)} unjudged" in summary(capped, "assign")
+
+
+def test_a_model_known_to_reason_gets_an_allowance_for_thinking(tmp_path: Path) -> None:
+    """Once the server said it takes only max_completion_tokens, every budget carries twice
+    the expected reasoning tokens (medium: 2048): 600 tokens of thinking fit at once; the dry
+    run of a rerun assumes them, and says so."""
+    track = small_track(tmp_path, runs=1, topics=2)
+    cache = tmp_path / "c.sqlite"
+    with emulator(tmp_path, "--persona", "reasoning", "--reasoning-tokens", "600") as server:
+        output = assign(track, server.url, tmp_path / "out", cache)
+        assert "budgets raised" not in output and "0 unjudged" in summary(output, "assign")
+        assert not [r for r in answered(server) if r["finish_reason"] == "length"]
+        dry = invoke("assign", "--run", track[0][0], "--nuggets", track[1], "-o",
+                     tmp_path / "dry", "--assessor", "openai:emulated", "--base-url",
+                     server.url, "--cache", tmp_path / "empty.sqlite", "--dry-run",
+                     "--reasoning-effort", "low")
+        assert "(512 per call, an assumption: --reasoning-tokens)" in dry
+    made = json.loads(next((tmp_path / "out").glob("*.jsonl")).read_text().splitlines()[0])
+    assert made["provenance"]["options"]["reasoning_allowance"] == 4096
 
 
 def test_nuggetize_and_relevance_against_a_reasoning_model(tmp_path: Path) -> None:

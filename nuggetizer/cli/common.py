@@ -124,6 +124,11 @@ def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
                      help="the request field of the token budget (reasoning models take "
                           "max_completion_tokens; learned from the server's 400 when not "
                           "given) [env NUGGETIZER_TOKEN_FIELD; default: max_tokens]"),
+        click.option("--reasoning-tokens", type=click.IntRange(min=0), default=None,
+                     help="reasoning tokens a model known to reason is expected to spend per "
+                          "call: twice that is added to every token budget, and the dry run "
+                          "assumes it [env NUGGETIZER_REASONING_TOKENS; default by "
+                          "--reasoning-effort: minimal 64, low 512, medium 2048, high 8192]"),
         click.option("--max-tokens-cap", type=click.IntRange(min=1), default=None,
                      help="largest token budget an answer left empty by reasoning is raised "
                           "to (doubling) [env NUGGETIZER_MAX_TOKENS_CAP; default: 32768]"),
@@ -153,10 +158,7 @@ def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
         click.option("--completion-ratio", type=float, default=None,
                      help="dry run: expected completion tokens per prompt token, capped at "
                           "each call's max_tokens [default: 0.05]"),
-        click.option("--reasoning-tokens", type=click.IntRange(min=0), default=None,
-                     help="dry run: reasoning tokens a reasoning model is assumed to spend "
-                          "per call [default: by --reasoning-effort: minimal 64, low 512, "
-                          "medium 2048, high 8192; none for a model not known to reason]"),
+
     ], command)
 
 
@@ -225,6 +227,7 @@ def make_assessor_from(options: dict[str, Any], fallback: str | None = None,
         cache=cache,
         token_field=options.get("token_field"),
         reasoning_effort=options.get("reasoning_effort"),
+        reasoning_tokens=options.get("reasoning_tokens"),
         max_tokens_cap=options.get("max_tokens_cap"),
     )
     assessor.prices = prices_from(options, prices)

@@ -20,10 +20,11 @@ What this can count:
     run's).
 Completion tokens are estimated: `max` is the sum of the requests' max_tokens (an upper
 bound); `expected` is --completion-ratio x prompt tokens per call, capped at max_tokens.
-A reasoning model also thinks before it answers, billed as completion tokens: `expected` and
-`max` then add an assumed number of reasoning tokens per call (--reasoning-tokens; by default
-REASONING_TOKENS of the --reasoning-effort, `medium` for a model known to reason (the cache
-remembers that its server takes only max_completion_tokens), else none), said as an assumption.
+A model known to reason (--reasoning-effort or --reasoning-tokens given, or its server known,
+from the cache, to take only max_completion_tokens) also thinks before it answers, billed as
+completion tokens: `expected` and `max` then add the reasoning tokens a call is expected to
+spend (--reasoning-tokens, else by the reasoning effort: assessors/reasoning.py), said as an
+assumption.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ from nuggetizer.assessors.protocol import Completion, RefusedError, Request
 from nuggetizer.tokens import Tokenizer
 
 DEFAULT_COMPLETION_RATIO = 0.05  # expected completion tokens per prompt token (label lists)
-# expected reasoning tokens per call of a reasoning model, by reasoning effort (an assumption)
-REASONING_TOKENS = {"minimal": 64, "low": 512, "medium": 2048, "high": 8192}
 
 
 @dataclass
@@ -80,6 +79,7 @@ class DryAssessor(Assessor):
         self.tokenizer = tokenizer
         self.completion_ratio = completion_ratio
         self.reasoning_tokens = reasoning_tokens
+        self.allowance = int(self.options.get("reasoning_allowance") or 0)  # sent on top
         self.ledger = Ledger()
 
     def counted(self) -> Ledger:
@@ -96,7 +96,7 @@ class DryAssessor(Assessor):
         prompt = self.tokenizer.count(request.messages)
         self.ledger.calls += 1
         self.ledger.prompt_tokens += prompt
-        self.ledger.max_completion_tokens += request.max_tokens + self.reasoning_tokens
+        self.ledger.max_completion_tokens += request.max_tokens + self.allowance
         self.ledger.expected_completion_tokens += self.reasoning_tokens + min(
             request.max_tokens, math.ceil(prompt * self.completion_ratio))
         self.ledger.expected_reasoning_tokens += self.reasoning_tokens
@@ -160,21 +160,16 @@ def dry_assessor(real: Assessor, options: dict[str, Any]) -> DryAssessor:
 
     return DryAssessor(real, make_tokenizer(options.get("tokenizer") or "auto"),
                        options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO,
-                       expected_reasoning(real, options.get("reasoning_tokens")))
+                       expected_reasoning(real))
 
 
-def expected_reasoning(real: Assessor, given: int | None) -> int:
-    """Reasoning tokens a call is assumed to spend: `given` (--reasoning-tokens), else by the
-    assessor's reasoning effort, else `medium`'s when its server is known to take only
-    max_completion_tokens (a reasoning model), else none."""
-    if given is not None:
-        return given
+def expected_reasoning(real: Assessor) -> int:
+    """Reasoning tokens a call is assumed to spend: what the backend expects of a model known
+    to reason (one whose budgets carry a reasoning allowance), else none."""
     real.recall()
-    options = real.options
-    effort = options.get("reasoning_effort")
-    if effort is None and options.get("token_field") == "max_completion_tokens":
-        effort = "medium"
-    return REASONING_TOKENS.get(str(effort), 0)
+    if not real.options.get("reasoning_allowance"):
+        return 0
+    return int(getattr(real.backend, "expected_reasoning", 0))
 
 
 def importance_estimate(method: Any, topics: int) -> int:
