@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -239,3 +241,32 @@ def test_batch_api_learns_what_a_reasoning_model_takes(tmp_path: Path) -> None:
     assert not unjudged_reasons(tmp_path / "out")
     made = json.loads(next((tmp_path / "out").glob("*.jsonl")).read_text().splitlines()[0])
     assert made["provenance"]["temperature"] == "default"
+
+
+def test_the_persona_answers_openais_bodies_and_is_set_at_run_time(tmp_path: Path) -> None:
+    def post(url: str, request: dict) -> tuple[int, dict]:
+        sent = urllib.request.Request(url + "/chat/completions", data=body(request),
+                                      method="POST")
+        try:
+            with urllib.request.urlopen(sent, timeout=5) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    messages = [{"role": "user", "content": "hello"}]
+    with emulator(tmp_path) as server:
+        assert post(server.url, {"messages": messages, "max_tokens": 9})[0] == 200
+        server.control(persona="reasoning", reasoning_tokens=7,
+                       reasoning_format="reasoning_content")
+        assert post(server.url, {"messages": messages, "max_tokens": 9,
+                                 "temperature": 0}) == (400, MAX_TOKENS_400)
+        assert post(server.url, {"messages": messages, "max_completion_tokens": 9,
+                                 "temperature": 0}) == (400, TEMPERATURE_400)
+        status, answer = post(server.url, {"messages": messages, "max_completion_tokens": 99,
+                                           "temperature": 1})
+        assert status == 200 and answer["usage"]["completion_tokens_details"] == {
+            "reasoning_tokens": 7}
+        assert answer["choices"][0]["message"]["reasoning_content"]
+        status, answer = post(server.url, {"messages": messages, "max_completion_tokens": 5})
+        assert answer["choices"][0] == {"index": 0, "finish_reason": "length", "message": {
+            "role": "assistant", "content": "", "reasoning_content": "The passage and the "}}
