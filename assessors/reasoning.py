@@ -53,12 +53,7 @@ def expected_reasoning(given: int | None, effort: str | None) -> int:
     """Reasoning tokens a call of a model known to reason is expected to spend: `given`, else
     $NUGGETIZER_REASONING_TOKENS, else by `effort` (`medium` when None)."""
     if given is None:
-        text = os.environ.get("NUGGETIZER_REASONING_TOKENS", "").strip()
-        try:
-            given = int(text) if text else None
-        except ValueError:
-            raise ConfigError(f"$NUGGETIZER_REASONING_TOKENS must be a whole number, got "
-                              f"{text!r}") from None
+        given = env_int("NUGGETIZER_REASONING_TOKENS")
     if given is not None:
         if given < 0:
             raise ConfigError(f"reasoning tokens must not be negative, got {given}")
@@ -117,12 +112,17 @@ def env_cap(value: int | None) -> int:
     """The largest token budget a raise may reach: `value`, else $NUGGETIZER_MAX_TOKENS_CAP,
     else DEFAULT_MAX_TOKENS_CAP."""
     if value is None:
-        text = os.environ.get("NUGGETIZER_MAX_TOKENS_CAP", "").strip()
-        try:
-            value = int(text) if text else DEFAULT_MAX_TOKENS_CAP
-        except ValueError:
-            raise ConfigError(f"$NUGGETIZER_MAX_TOKENS_CAP must be a whole number, got "
-                              f"{text!r}") from None
+        value = env_int("NUGGETIZER_MAX_TOKENS_CAP")
+        value = DEFAULT_MAX_TOKENS_CAP if value is None else value
     if value < 1:
         raise ConfigError(f"the token budget cap must be at least 1, got {value}")
     return value
+
+
+def env_int(variable: str) -> int | None:
+    """A whole number from the environment, None when unset; ConfigError naming it otherwise."""
+    text = os.environ.get(variable, "").strip()
+    try:
+        return int(text) if text else None
+    except ValueError:
+        raise ConfigError(f"${variable} must be a whole number, got {text!r}") from None

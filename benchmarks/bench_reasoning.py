@@ -26,14 +26,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RAG24, emulator, machine  # noqa: E402
+from common import baseline_inputs, emulator, machine  # noqa: E402
 
 from nuggetizer.assessors import make_assessor  # noqa: E402
 from nuggetizer.cache import Cache  # noqa: E402
 from nuggetizer.flow.inputs import answer_targets  # noqa: E402
 from nuggetizer.flow.steps import judge_targets  # noqa: E402
-from nuggetizer.formats.answers import read_runs  # noqa: E402
-from nuggetizer.formats.nuggets import read_nuggets  # noqa: E402
 from nuggetizer.methods.nuggets import NuggetConfig, NuggetsMethod  # noqa: E402
 
 
@@ -65,11 +63,8 @@ def main() -> None:
                         help="the last row: thinking beyond the default allowance (4096)")
     args = parser.parse_args()
     print(machine())
-    runs = read_runs(sorted((RAG24 / "runs").glob("*.jsonl")))
-    keys = read_nuggets(RAG24 / "nuggets.mistral.jsonl", lenient=True)
-    answers = sum(len(a) for a in runs.values())
-    print(f"input: {len(runs)} runs, {answers} answers, {len(keys)} topics with nuggets; "
-          f"latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}")
+    runs, keys, described = baseline_inputs()
+    print(f"{described}; latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}")
     think = ["--persona", "reasoning", "--reasoning-format", "think"]
     tokens = ["--reasoning-tokens", str(args.reasoning_tokens)]
     personas: list[tuple[str, list[str], dict[str, Any]]] = [
