@@ -10,9 +10,12 @@ everything else, in this order:
 (the limit is held for each attempt, not while backing off between attempts, so a retry's
 wait never idles a slot that another call could use)
 
-and, in `ask()`, the parse / re-ask loop. Defaults: `complete(request)` sends the Request as it
-is; `ask()` builds the Request from the Assessor's temperature and, when the Assessor was given
-one, its max_tokens (which then overrides the per-call value, so a user's --max-tokens wins).
+and, in `ask()`, the parse / re-ask loop, in which an answer a reasoning model left empty at
+its token budget is asked again with a larger budget (`within_budget`). What the backend
+learns its server refuses (adaptations.py) is kept in the cache for later runs.
+Defaults: `complete(request)` sends the Request as it is; `ask()` builds the Request from the
+Assessor's temperature and, when the Assessor was given one, its max_tokens (which then
+overrides the per-call value, so a user's --max-tokens wins).
 """
 
 from __future__ import annotations

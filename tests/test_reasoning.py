@@ -280,3 +280,31 @@ def test_the_reports_usage_table_shows_reasoning_tokens_only_when_spent() -> Non
     rows = _usage_rows({"assign": {"calls": 2, "completion_tokens": 50, "reasoning_tokens": 40},
                         "nuggetize": {"calls": 1, "completion_tokens": 9}})
     assert rows[-1] == ["total", "3", "0", "0", "59", "0", "0", "40", "not recorded"]
+
+
+def test_a_plain_models_cache_keys_are_what_they_were(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Existing caches replay: a request to a model not known to reason is keyed as before;
+    one whose server takes no temperature is keyed with what was sent."""
+    from nuggetizer.assessors import make_assessor
+    from nuggetizer.assessors.protocol import Request
+    from nuggetizer.cache import cache_key
+
+    for variable in ("NUGGETIZER_TOKEN_FIELD", "NUGGETIZER_REASONING_EFFORT",
+                     "NUGGETIZER_REASONING_TOKENS"):
+        monkeypatch.delenv(variable, raising=False)
+    request = Request(messages=(("user", "hi"),), max_tokens=32)
+    assessor = make_assessor("openai:m", base_url="http://127.0.0.1:9/v1", cache=None)
+    before = {"format": 1, "model": "m", "messages": [["user", "hi"]], "schema": None,
+              "max_tokens": 32, "temperature": 0.0, "seed": None, "top_logprobs": 0,
+              "options": {"structured": "json_schema"}}
+    assert assessor.cache_key(request) == cache_key(before)
+    assert assessor.backend.request_args(request)["max_tokens"] == 32
+    assert assessor.backend.adapt("max_tokens") and assessor.backend.adapt("temperature")
+    assert not assessor.backend.adapt("temperature")  # nothing left to change
+    sent = assessor.backend.request_args(request)
+    assert "temperature" not in sent and "max_tokens" not in sent
+    assert sent["max_completion_tokens"] == 32 + 2 * 2048  # the allowance for thinking
+    assert assessor.cache_key(request) == cache_key({
+        **before, "temperature": "default", "options": {
+            "structured": "json_schema", "token_field": "max_completion_tokens",
+            "temperature": "default", "reasoning_allowance": 4096}})
