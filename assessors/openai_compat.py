@@ -10,14 +10,9 @@ output is chosen by an explicit option, never by the model name:
   HTTP 500 to json_schema);
 - "none": plain text; the prompt alone asks for the format.
 
-Reasoning models (reasoning.py): `token_field` names the token budget (`max_tokens`, or
-`max_completion_tokens` as OpenAI's reasoning models take it) and `reasoning_effort` is sent
-when given. A model known to reason gets an allowance for its thinking added to every budget.
-What the server refuses is learned, not guessed from the model's name: a 400
-naming `max_tokens`, `temperature` or `reasoning_effort` (outcomes.Decision.ADAPT) changes
-every request from then on (`adapted`, which the Assessor keeps in the cache for reruns), and
-the request is sent again at once. Until one request has been answered, requests go out one
-at a time, so the server says what it refuses once, not once per request in flight.
+Reasoning models: the token budget's field, the temperature and the reasoning effort are
+shaped to what the server takes, learned from its HTTP 400s (shaped.py); a reasoning model's
+thinking is split from its answer (reasoning.py).
 
 Several base URLs (replicas of one model, e.g. vLLM servers) are shared by load: each request
 goes to the endpoint with the fewest requests in flight, and an endpoint that stops answering
@@ -26,7 +21,6 @@ rests while the others carry on.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
@@ -37,15 +31,9 @@ from typing import Any
 from nuggetizer.errors import ConfigError
 
 from .outcomes import retry_after_seconds
-from .protocol import AdaptError, BackendError, Completion, Request, TransientError
-from .reasoning import (
-    ALLOWANCE_FACTOR,
-    REASONING_EFFORTS,
-    TOKEN_FIELDS,
-    env_choice,
-    expected_reasoning,
-    split_reasoning,
-)
+from .protocol import BackendError, Completion, Request, TransientError
+from .reasoning import split_reasoning
+from .shaped import ShapedRequests
 from .transport import JsonClient
 
 __all__ = [
@@ -189,7 +177,7 @@ def _identity_headers() -> dict[str, str]:
     return headers
 
 
-class OpenAIBackend:
+class OpenAIBackend(ShapedRequests):
     """Chat completions at one or more endpoints of one model, shared by load.
 
     Requests go to the endpoint with the fewest in flight; an endpoint whose connection failed
@@ -238,16 +226,7 @@ class OpenAIBackend:
         self.api_key = api_key  # the Batch API client (batch_api.py) reaches the same server
         self.structured = mode
         self.max_concurrency = max_concurrency or DEFAULT_MAX_CONCURRENCY * len(urls)
-        self.token_field = env_choice(token_field, "NUGGETIZER_TOKEN_FIELD",
-                                      TOKEN_FIELDS) or TOKEN_FIELDS[0]
-        self.reasoning_effort = env_choice(reasoning_effort, "NUGGETIZER_REASONING_EFFORT",
-                                           REASONING_EFFORTS)
-        self.adapted: dict[str, str] = {}  # parameter -> what was learned (see `adapt`)
-        self.expected_reasoning = expected_reasoning(reasoning_tokens, self.reasoning_effort)
-        self._explicit_reasoning = reasoning_tokens is not None
-        self._probe: asyncio.Lock | None = None
-        self._probe_loop: asyncio.AbstractEventLoop | None = None
-        self._settled = False
+        self.shape_requests(token_field, reasoning_effort, reasoning_tokens)
         per_endpoint = -(-self.max_concurrency // len(urls))
         lanes = 1 if http_client is not None else max(1, -(-per_endpoint // self.LANE_SIZE))
         headers = _identity_headers()
@@ -271,63 +250,13 @@ class OpenAIBackend:
         """Requests sent so far, per endpoint."""
         return {e.url: e.sent for e in self._endpoints}
 
-    @property
-    def options(self) -> dict[str, Any]:
-        """The settings that change what is sent (part of cache keys): the structured mode,
-        and, only when they are not the defaults, the token field and the reasoning effort
-        (so the keys of a plain model's requests are what they always were)."""
-        options: dict[str, Any] = {"structured": self.structured}
-        field = self.adapted.get("max_tokens", self.token_field)
-        if field != TOKEN_FIELDS[0]:
-            options["token_field"] = field
-        if self.reasoning_effort is not None and "reasoning_effort" not in self.adapted:
-            options["reasoning_effort"] = self.reasoning_effort
-        if "temperature" in self.adapted:
-            options["temperature"] = "default"  # not sent: the server takes only its default
-        if self.allowance:
-            options["reasoning_allowance"] = self.allowance
-        return options
-
-    @property
-    def allowance(self) -> int:
-        """Tokens added to every budget for a model known to reason (see the module's doc):
-        one given a reasoning effort or reasoning tokens, or whose server takes only
-        max_completion_tokens; else 0."""
-        reasons = (self.reasoning_effort is not None or self._explicit_reasoning
-                   or "max_tokens" in self.adapted)
-        return ALLOWANCE_FACTOR * self.expected_reasoning if reasons else 0
-
-    def adapt(self, param: str) -> bool:
-        """Change every request from now on so that the server takes `param` (a parameter
-        named by an ADAPT verdict); False when there is nothing left to change."""
-        if param in self.adapted:
-            return False
-        if param == "max_tokens" and self.token_field == "max_tokens":
-            self.adapted[param] = "max_completion_tokens"
-        elif param == "temperature":
-            self.adapted[param] = "default"
-        elif param == "reasoning_effort" and self.reasoning_effort is not None:
-            self.adapted[param] = "not sent"
-        else:
-            return False
-        return True
-
-    def learn(self, adapted: dict[str, str]) -> None:
-        """Take adaptations learned by an earlier run (kept in the cache by the Assessor)."""
-        for param in adapted:
-            self.adapt(param)
-
     def request_args(self, request: Request) -> dict[str, Any]:
         """The JSON body of a chat completion request for `request` (as adapted)."""
         args: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
-            self.adapted.get("max_tokens", self.token_field): request.max_tokens + self.allowance,
+            **self.sampling_args(request),
         }
-        if "temperature" not in self.adapted:
-            args["temperature"] = request.temperature
-        if self.reasoning_effort is not None and "reasoning_effort" not in self.adapted:
-            args["reasoning_effort"] = self.reasoning_effort
         if request.seed is not None:
             args["seed"] = request.seed
         if request.top_logprobs > 0:
@@ -343,36 +272,6 @@ class OpenAIBackend:
         awake = [e for e in self._endpoints if e.resting_until <= now] or self._endpoints
         endpoint = min(awake, key=lambda e: (e.in_flight, e.sent))
         return endpoint, min(endpoint.lanes, key=lambda lane: lane.in_flight)
-
-    def _probing(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        if self._probe is None or self._probe_loop is not loop:
-            self._probe, self._probe_loop = asyncio.Lock(), loop
-        return self._probe
-
-    async def complete(self, request: Request) -> Completion:
-        """One chat completion, the request adapted to what the server takes (see the module's
-        doc); failures raised as classified (outcomes.py)."""
-        if self._settled:
-            return await self._adapting(request)
-        async with self._probing():  # one at a time until the server has answered once
-            return await self._adapting(request)
-
-    async def _adapting(self, request: Request) -> Completion:
-        while True:
-            try:
-                completion = await self._send(request)
-            except AdaptError as exc:
-                if not self.adapt(exc.param):
-                    self._settled = True
-                    raise  # a refusal of this item (AdaptError is a RefusedError)
-                continue
-            except BackendError as exc:
-                if exc.status is not None:  # the server answered: it takes such requests
-                    self._settled = True
-                raise
-            self._settled = True
-            return completion
 
     async def _send(self, request: Request) -> Completion:
         """One attempt at a chat completion."""
