@@ -22,6 +22,13 @@ class Parsed(Generic[T]):
     error: str | None
     reasoning: str | None = None
 
+    def kept(self) -> dict[str, str]:
+        """What a record keeps of the answer: `raw`, and `reasoning` when the model thought."""
+        kept = {"raw": self.raw}
+        if self.reasoning:
+            kept["reasoning"] = self.reasoning
+        return kept
+
 
 @dataclass
 class Stats:

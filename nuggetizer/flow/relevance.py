@@ -145,9 +145,7 @@ async def grade_pair(assessor: Assessor, query: str, passage: Segment | None, pa
     parsed = await assessor.ask(
         load_prompt(PROMPT).render(query=inline(query), passage=inline(passage.text)),
         parse_grade, schema=GRADE_SCHEMA, max_tokens=MAX_TOKENS, reasks=reasks)
-    record.update(grade=parsed.value, attempts=parsed.attempts, raw=parsed.raw)
-    if parsed.reasoning:
-        record["reasoning"] = parsed.reasoning
+    record.update(grade=parsed.value, attempts=parsed.attempts, **parsed.kept())
     if parsed.value is None:
         record["error"] = parsed.error
         return Outcome(record, 1)
