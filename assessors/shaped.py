@@ -54,8 +54,9 @@ class ShapedRequests:
     @property
     def options(self) -> dict[str, Any]:
         """The settings that change what is sent (part of cache keys): the structured mode,
-        and, only when they are not the defaults, the token field and the reasoning effort
-        (so the keys of a plain model's requests are what they always were)."""
+        and, only when they are not the defaults, the token field, the reasoning effort, the
+        temperature ("default": none sent) and the reasoning allowance (so the keys of a plain
+        model's requests are what they always were)."""
         options: dict[str, Any] = {"structured": self.structured}
         field = self.adapted.get("max_tokens", self.token_field)
         if field != TOKEN_FIELDS[0]:
@@ -71,10 +72,10 @@ class ShapedRequests:
     @property
     def allowance(self) -> int:
         """Tokens added to every budget for a model known to reason (see the module's doc):
-        one given a reasoning effort or reasoning tokens, or whose server takes only
-        max_completion_tokens; else 0."""
-        reasons = (self.reasoning_effort is not None or self._explicit_reasoning
-                   or "max_tokens" in self.adapted)
+        one given reasoning tokens or a reasoning effort (that its server took), or whose
+        server takes only max_completion_tokens; else 0."""
+        effort = self.reasoning_effort is not None and "reasoning_effort" not in self.adapted
+        reasons = effort or self._explicit_reasoning or "max_tokens" in self.adapted
         return ALLOWANCE_FACTOR * self.expected_reasoning if reasons else 0
 
     def adapt(self, param: str) -> bool:
