@@ -18,7 +18,13 @@ from nuggetizer.cli.common import (
     parse_pairs,
 )
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.inputs import answer_targets, cite_targets, context_targets, key_inputs
+from nuggetizer.flow.inputs import (
+    answer_targets,
+    carry_documents,
+    cite_targets,
+    context_targets,
+    key_inputs,
+)
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import write_sidecar
 from nuggetizer.flow.scoring import ScoreTable, judgment_files, read_judged, score_judged
@@ -228,8 +234,9 @@ def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: 
     targets = answer_targets(read_runs(runs, keep_unresolved=allow_missing
                                        and method.reads_citations))
     if method.reads_citations:
-        if corpus is None:
-            raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus")
+        if corpus is None and not carry_documents(targets):
+            raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus "
+                              "(or report runs that carry them in `documents`)")
         problems = cite_targets(targets, corpus, allow_missing,
                                 every=not method.first_citation_only)
         if problems:
