@@ -18,8 +18,10 @@ corpus's texts of the cited ids when `--corpus` is given, else the reports' own 
 $CACHE_DIR/nuggetizer-llm-cache.sqlite when the framework's CACHE_DIR (or LLM_CACHE_DIR) is set,
 so that TIRA's re-run replays it. A judge error is one line on stderr and exit 2 (no traceback);
 when the inputs are rejected the `FILEBASE.config.yml` the framework wrote before calling the
-judge is removed, so the out-dir holds nothing of the failed run. The framework's LLM configuration (environment:
-OPENAI_MODEL or LLM_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) maps to an assessor:
+judge is removed, so the out-dir holds nothing of the failed run.
+
+The framework's LLM configuration (environment: OPENAI_MODEL or LLM_MODEL, OPENAI_BASE_URL,
+OPENAI_API_KEY) maps to an assessor:
 `openai:MODEL --base-url URL`, or the embedded model for the model name `local`; the setting
 `assessor` (any of our specs) overrides it.
 
