@@ -130,14 +130,17 @@ def passages(reports: Reports, corpus: Path | None, allow_missing: bool = False
     (or where it lacks the id) from the reports' `documents`."""
     needed = {d for answer, _, _ in reports.answers for d in _wanted(answer)}
     texts = read_corpus(corpus, needed) if corpus is not None and needed else {}
+    carried: dict[str, Segment] = {}  # a doc id names one document, whichever report has it
+    for answer, _, _ in reports.answers:
+        for docid, segment in answer.documents.items():
+            carried.setdefault(docid, segment)
     for answer, source, line in reports.answers:
         for docid in _wanted(answer):
             if docid in texts:
                 continue
-            if docid in answer.documents:
-                texts[docid] = answer.documents[docid]
-            elif not allow_missing and not any(docid in a.documents
-                                               for a, _, _ in reports.answers):
+            if docid in carried:
+                texts[docid] = carried[docid]
+            elif not allow_missing:
                 where = (f"neither in the corpus {corpus} nor in the report's documents"
                          if corpus is not None else
                          "not in the report's documents (and no --corpus was given)")

@@ -179,3 +179,21 @@ def test_support_names_a_cited_id_in_neither_corpus_nor_documents(tmp_path):
     record = json.loads((tmp_path / "support" / "tira_run_b.jsonl").read_text())
     pair = record["sentences"][1]["pairs"][0]
     assert pair["label"] == "unjudged" and "report's documents" in pair["reason"]
+
+
+def test_allow_missing_judges_the_rest_and_names_the_missing_passage(tmp_path, monkeypatch):
+    responses = write_reports(tmp_path / "responses", drop={"tira_run_b": ("1",)})
+    with emulator(tmp_path) as server:
+        result = auto_judge(tmp_path, responses, tmp_path / "out", server.url, monkeypatch,
+                            "--variant", "allow-missing")
+    assert result.exit_code == 0, (result.output, result.exception)
+    work = tmp_path / "out" / "allow-missing.nuggetizer"
+    records = [json.loads(x) for x in
+               (work / "relevance.qrels.judgments.jsonl").read_text().splitlines()]
+    # passage 1 is in no report's documents (and there is no corpus): unjudged, named
+    unjudged = [(r["docid"], r["error"]) for r in records if r["grade"] is None]
+    assert unjudged == [("1", "passage not in the corpus")]
+    assert {r["docid"] for r in records if r["grade"] is not None} == CITED - {"1"}
+    assert "1 unjudged" in result.stderr
+    board = (tmp_path / "out" / "allow-missing.eval.txt").read_text()
+    assert {line.split()[0] for line in board.splitlines()} == set(REPORTS)

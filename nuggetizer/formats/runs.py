@@ -107,7 +107,8 @@ REPORT_TOPIC_KEYS = ("topic_id", "request_id")
 def report_documents(obj: dict[str, Any], path: Path, line: int) -> dict[str, Segment]:
     """The passages a report carries in `documents` ({doc id: {id, text, title, url}}), checked:
     each an object with a string `text`, its `id` (when given) the key it is filed under."""
-    raw = field(obj, "documents", dict, path, line, default={})
+    raw = field(obj, "documents", dict, path, line, default={}) \
+        if obj.get("documents") is not None else {}
     documents: dict[str, Segment] = {}
     for docid, doc in raw.items():
         where = f"documents[{docid!r}]."
