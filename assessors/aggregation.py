@@ -91,7 +91,8 @@ def _round_half_down(x: float) -> int:
 def combine(votes: Sequence[Any], rules: dict[str, str]) -> tuple[Any, list[bool]]:
     """The aggregate of the votes (every one a scalar, or every one a list of the same length:
     aggregated per position) and, per item, whether the votes on it disagree. Lists of
-    different lengths cannot be lined up: the first vote is taken, every item disagreeing."""
+    different lengths cannot be lined up, and records (dicts) have no order: the first vote
+    is taken (every item of such lists disagreeing)."""
     first = votes[0]
     if isinstance(first, list | tuple):
         if not all(isinstance(v, list | tuple) and len(v) == len(first) for v in votes):
@@ -99,7 +100,10 @@ def combine(votes: Sequence[Any], rules: dict[str, str]) -> tuple[Any, list[bool
         items = list(zip(*votes))
         return ([combine_scalar(item, rules[kind_of(item[0])]) for item in items],
                 [len(set(map(_hashable, item))) > 1 for item in items])
-    return combine_scalar(votes, rules[kind_of(first)]), [len(set(map(_hashable, votes))) > 1]
+    differ = [len(set(map(_hashable, votes))) > 1]
+    if isinstance(first, dict):  # no rule orders records: the first vote, as for free text
+        return first, differ
+    return combine_scalar(votes, rules[kind_of(first)]), differ
 
 
 def _hashable(value: Any) -> Any:

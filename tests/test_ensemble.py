@@ -58,6 +58,7 @@ def test_the_rules_and_their_tie_breaks() -> None:
     assert value == ["support", "vital"] and disagree == [True, True]
     value, disagree = combine([[1, 2], [1, 2, 3]], RULES)  # cannot be lined up
     assert value == [1, 2] and disagree == [True, True]
+    assert combine([{"a": 1}, {"a": 2}], RULES) == ({"a": 1}, [True])
     with pytest.raises(ValueError, match="unknown aggregation"):
         combine_scalar([1], "mode")
 
@@ -273,3 +274,28 @@ def test_what_an_ensemble_cannot_do_is_refused(tmp_path: Path) -> None:
                      f'\ncorpus = "{CORPUS}"\nassessor = "local"\nassessors = ["openai:a"]\n')
     both = CliRunner().invoke(cli, ["evaluate", "--track", str(track), "-o", str(tmp_path / "o")])
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_a_track_judges_with_its_ensemble(tmp_path: Path) -> None:
+    track = tmp_path / "track.toml"
+    sample = (SAMPLE / "track.toml").read_text()
+    body = sample.split("[nuggets]")[0].replace('"topics.tsv"', f'"{TOPICS}"').replace(
+        '"corpus.jsonl"', f'"{CORPUS}"').replace("../../", f"{REPO}/")
+    track.write_text(body + 'assessors = ["scripted:nuggeteer0", "scripted:nuggeteer1", '
+                     '"scripted:nuggeteer2"]\naggregate = "majority"\n')
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["evaluate", "--track", str(track), "-o", str(out),
+                                      "--no-cache"])
+    assert result.exit_code == 0, result.output
+    judged = [json.loads(line) for f in sorted((out / "assessments").glob("*.jsonl"))
+              for line in f.read_text().splitlines()]
+    assert judged and all(r["ensemble"]["disagreements"] == 2 for r in judged)
+    assert all([n["assignment"] for n in r["nuggets"]] == ["support", "not_support",
+                                                           "partial_support"] for r in judged)
+    stamp = judged[0]["provenance"]
+    assert stamp["assessor"].startswith("ensemble:scripted:nuggeteer0+")
+    assert stamp["ensemble"]["aggregate"] == {"labels": "majority", "grades": "majority"}
+    assert f"the judges disagree on {2 * len(judged)} of {3 * len(judged)} items" \
+        in result.output
+    assert (out / "assessments" / "disagreements.tsv").is_file()
+    assert (out / "nuggets.jsonl.disagreements.tsv").is_file()

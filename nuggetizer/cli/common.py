@@ -242,6 +242,9 @@ def make_assessor_from(options: dict[str, Any], fallback: str | Sequence[str] | 
     members = [make_one_assessor({**options, "assessor_spec": spec}, None, prices)
                for spec in specs]
     if len(members) == 1 and samples == 1:
+        if aggregate is not None:
+            click.echo("note: --aggregate combines the votes of several --assessor or of "
+                       "--samples N: with one judge asked once it does nothing", err=True)
         return members[0]
     if samples > 1 and options.get("temperature") == 0:
         click.echo(f"note: --samples {samples} at --temperature 0: each sample is asked with a "
