@@ -9,6 +9,7 @@ import math
 import random
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -78,9 +79,14 @@ def three() -> list[Path]:
     return QRELS
 
 
-def test_three_qrels_pairwise_as_two_and_alpha_as_krippendorff(three: list[Path]) -> None:
+@pytest.fixture(scope="module")
+def many(three: list[Path]) -> Any:
+    return compare_many_qrels(three, relevant=2)
+
+
+def test_three_qrels_pairwise_as_two_and_alpha_as_krippendorff(three: list[Path], many: Any
+                                                               ) -> None:
     metrics = pytest.importorskip("sklearn.metrics")
-    many = compare_many_qrels(three, relevant=2)
     assert [(p.a, p.b) for p in many.pairs] == [(str(a), str(b)) for a, b in
                                                 combinations(three, 2)]
     grades = [{(q.qid, q.docid): q.grade for q in read_qrels(p)} for p in three]
@@ -106,14 +112,13 @@ def test_three_qrels_pairwise_as_two_and_alpha_as_krippendorff(three: list[Path]
         all(k in g for g in grades) for k in items)
 
 
-def test_qrels_agreement_command_takes_three_and_still_two(three: list[Path],
+def test_qrels_agreement_command_takes_three_and_still_two(three: list[Path], many: Any,
                                                            tmp_path: Path) -> None:
     out, report = tmp_path / "agreement.json", tmp_path / "agreement.tsv"
     result = CliRunner().invoke(cli, ["qrels-agreement", *map(str, three), "--relevant", "2",
                                       "--json", str(out), "-o", str(report)])
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
-    many = compare_many_qrels(three, relevant=2)
     assert data["judges"] == [str(p) for p in three] and len(data["pairs"]) == 3
     assert data["all"]["alpha_ordinal"] == round(many.overall["alpha_ordinal"], 6)
     assert "Agreement of 3 judges" in result.output and "J1-J2" in result.output
