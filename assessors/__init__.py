@@ -75,7 +75,9 @@ def _local(model: str, *, model_path: str | None = None, n_ctx: int = 8192, **_:
 
 def _openai(model: str, *, base_url: str | Sequence[str] | None = None,
             api_key: str | None = None, structured: str | None = None,
-            timeout: float | None = None, concurrency: int | None = None, **_: Any) -> Backend:
+            timeout: float | None = None, concurrency: int | None = None,
+            token_field: str | None = None, reasoning_effort: str | None = None,
+            reasoning_tokens: int | None = None, **_: Any) -> Backend:
     from .openai_compat import OpenAIBackend
 
     return OpenAIBackend(
@@ -85,6 +87,9 @@ def _openai(model: str, *, base_url: str | Sequence[str] | None = None,
         structured=structured,
         timeout=timeout if timeout is not None else _env_float("NUGGETIZER_TIMEOUT", 120.0),
         max_concurrency=concurrency,
+        token_field=token_field,
+        reasoning_effort=reasoning_effort,
+        reasoning_tokens=reasoning_tokens,
     )
 
 
@@ -113,8 +118,12 @@ def make_backend(spec: str, **options: Any) -> Backend:
     Options: `base_url` (one or several endpoints of one model, shared by load), `api_key`,
     `structured`, `timeout` (seconds per request; default $NUGGETIZER_TIMEOUT, else 120),
     `concurrency` (raises a server backend's own limit of 16 requests in flight per endpoint),
-    `model_path` and `n_ctx` (the local GGUF). The local llama.cpp backend takes one request at
-    a time whatever is asked; vLLM batches what it is given.
+    `model_path` and `n_ctx` (the local GGUF), `token_field` (max_tokens | max_completion_tokens;
+    default $NUGGETIZER_TOKEN_FIELD, else max_tokens, or what the server says it takes) and
+    `reasoning_effort` (minimal | low | medium | high, sent as such; default
+    $NUGGETIZER_REASONING_EFFORT) and `reasoning_tokens` (expected per call of a model known
+    to reason; twice that is added to every budget) of an openai: server. The local llama.cpp
+    backend takes one request at a time whatever is asked; vLLM batches what it is given.
     """
     kind, _, model = (spec or "").strip().partition(":")
     entry = BACKENDS.get(kind.strip().lower())
@@ -165,8 +174,14 @@ def make_assessor(
     model_path: str | None = None,
     n_ctx: int = 8192,
     timeout: float | None = None,
+    token_field: str | None = None,
+    reasoning_effort: str | None = None,
+    reasoning_tokens: int | None = None,
+    max_tokens_cap: int | None = None,
 ) -> Assessor:
-    """An Assessor over the backend named by `spec` (see the module docstring)."""
+    """An Assessor over the backend named by `spec` (see the module docstring).
+    `max_tokens_cap`: the largest token budget a reasoning model's empty answer is raised to
+    (default $NUGGETIZER_MAX_TOKENS_CAP, else 32768)."""
     backend = make_backend(
         spec,
         base_url=base_url,
@@ -176,6 +191,9 @@ def make_assessor(
         n_ctx=n_ctx,
         timeout=timeout,
         concurrency=concurrency,
+        token_field=token_field,
+        reasoning_effort=reasoning_effort,
+        reasoning_tokens=reasoning_tokens,
     )
     return Assessor(
         backend,
@@ -183,5 +201,6 @@ def make_assessor(
         concurrency=concurrency,
         temperature=temperature,
         max_tokens=max_tokens,
+        max_tokens_cap=max_tokens_cap,
         **retry_settings(),  # type: ignore[arg-type]
     )

@@ -10,9 +10,12 @@ everything else, in this order:
 (the limit is held for each attempt, not while backing off between attempts, so a retry's
 wait never idles a slot that another call could use)
 
-and, in `ask()`, the parse / re-ask loop. Defaults: `complete(request)` sends the Request as it
-is; `ask()` builds the Request from the Assessor's temperature and, when the Assessor was given
-one, its max_tokens (which then overrides the per-call value, so a user's --max-tokens wins).
+and, in `ask()`, the parse / re-ask loop, in which an answer a reasoning model left empty at
+its token budget is asked again with a larger budget (`within_budget`). What the backend
+learns its server refuses (adaptations.py) is kept in the cache for later runs.
+Defaults: `complete(request)` sends the Request as it is; `ask()` builds the Request from the
+Assessor's temperature and, when the Assessor was given one, its max_tokens (which then
+overrides the per-call value, so a user's --max-tokens wins).
 """
 
 from __future__ import annotations
@@ -23,8 +26,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tenacity import (
     AsyncRetrying,
@@ -38,6 +40,7 @@ from nuggetizer.cache import cache_key
 from nuggetizer.errors import AssessorError
 from nuggetizer.parsing import ParseFailure
 
+from .adaptations import Adaptations
 from .protocol import (
     Backend,
     BackendError,
@@ -47,6 +50,8 @@ from .protocol import (
     Request,
     TransientError,
 )
+from .reasoning import BudgetExhausted, budget_exhausted, env_cap, raised_budget
+from .stats import Parsed, Stats
 
 if TYPE_CHECKING:
     from nuggetizer.cache import Cache
@@ -68,41 +73,6 @@ __all__ = [
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 CACHE_FORMAT = 1  # bump to invalidate every stored call when the key or value shape changes
-
-
-@dataclass
-class Parsed(Generic[T]):
-    """Outcome of `Assessor.ask`: value is None when every attempt failed to parse."""
-
-    value: T | None
-    raw: str
-    attempts: int
-    error: str | None
-
-
-@dataclass
-class Stats:
-    """Counters, updated by the Assessor. `refused`: requests the server refused for their
-    content (each left an item unjudged); `refusal_reasons`: the first few distinct reasons.
-    `prompt_tokens`/`completion_tokens`: the usage the server reported for the calls made;
-    `cached_*`: the usage stored with the calls the cache replayed (spent earlier, free now)."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    reasks: int = 0
-    unparsed: int = 0
-    refused: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_prompt_tokens: int = 0  # the usage the cache replayed (spent by an earlier run)
-    cached_completion_tokens: int = 0
-    refusal_reasons: list[str] = dataclasses.field(default_factory=list)
-
-    def as_dict(self) -> dict[str, int]:
-        """The counters."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "refusal_reasons"}
 
 
 def correction_message(reason: str) -> str:
@@ -129,12 +99,14 @@ def backoff(attempt: int, initial: float, maximum: float, retry_after: float | N
 REFUSALS_BEFORE_STOP = 8
 REFUSAL_REASONS_KEPT = 3
 
+BUDGET_RAISES_SAID = 3  # token budgets raised that are said one by one (all are counted)
+
 # Re-asks after an unparseable answer: enough that a 20% garbage rate loses nothing in
 # practice (0.2**5 per call), still bounded (benchmarks/README.md has the measurements).
 DEFAULT_REASKS = 4
 
 
-class Assessor:
+class Assessor(Adaptations):
     """Owns, in this order: cache lookup -> classified retries -> concurrency limit -> backend."""
 
     prices: Any = None  # what its tokens cost (flow/dryrun.Prices), set by the command line
@@ -151,6 +123,7 @@ class Assessor:
         retry_wait: float = 1.0,
         retry_max_wait: float = 60.0,
         retry_budget: float | None = 600.0,
+        max_tokens_cap: int | None = None,
     ) -> None:
         limit = backend.max_concurrency if concurrency is None else min(
             concurrency, backend.max_concurrency
@@ -166,22 +139,19 @@ class Assessor:
         self.retry_budget = retry_budget
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.max_tokens_cap = env_cap(max_tokens_cap)
         self.stats = Stats()
         self.retry_wait = retry_wait
         self.retry_max_wait = retry_max_wait
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
 
-    @property
-    def endpoint(self) -> str:
-        return str(getattr(self.backend, "endpoint", None) or self.spec)
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(getattr(self.backend, "options", None) or {})
-
     def cache_key(self, request: Request) -> str:
-        """Key of `request`: what decides the output, never where the model is reached."""
+        """Key of `request` as it is sent: what decides the output, never where the model is
+        reached. The backend's options carry what it changes in every request (e.g. the
+        token field); a temperature the server does not take is keyed as "default"."""
+        self.recall()
+        options = self.options
         return cache_key(
             {
                 "format": CACHE_FORMAT,
@@ -189,10 +159,10 @@ class Assessor:
                 "messages": [list(m) for m in request.messages],
                 "schema": request.schema,
                 "max_tokens": request.max_tokens,
-                "temperature": request.temperature,
+                "temperature": options.get("temperature", request.temperature),
                 "seed": request.seed,
                 "top_logprobs": request.top_logprobs,
-                "options": self.options,
+                "options": options,
             }
         )
 
@@ -214,6 +184,7 @@ class Assessor:
         replayed = Completion.from_json(hit, cached=True)
         self.stats.cached_prompt_tokens += replayed.prompt_tokens
         self.stats.cached_completion_tokens += replayed.completion_tokens
+        self.stats.cached_reasoning_tokens += replayed.reasoning_tokens
         return replayed
 
     async def complete(self, request: Request) -> Completion:
@@ -222,7 +193,12 @@ class Assessor:
         replayed = self.replay(key)
         if replayed is not None:
             return replayed
-        completion = await self._call_with_retries(request)
+        options = self.options
+        try:
+            completion = await self._call_with_retries(request)
+        finally:
+            if self.learned(options) and key is not None:
+                key = self.cache_key(request)  # stored under what was sent
         try:
             if self._sem is not None and self._sem.locked():
                 # a call was waiting for this one's concurrency slot: let it send its request
@@ -233,6 +209,7 @@ class Assessor:
             self.stats.calls += 1
             self.stats.prompt_tokens += completion.prompt_tokens
             self.stats.completion_tokens += completion.completion_tokens
+            self.stats.reasoning_tokens += completion.reasoning_tokens
             if key is not None and self.cache is not None:
                 self.cache.put(key, completion.to_json())
         return completion
@@ -328,7 +305,7 @@ class Assessor:
         """
         conversation = tuple((str(role), str(content)) for role, content in messages)
         tokens = self.max_tokens if self.max_tokens is not None else max_tokens
-        raw, reason = "", "no attempt made"
+        raw, reason, reasoning = "", "no attempt made", None
         for attempt in range(reasks + 1):
             request = Request(
                 messages=conversation,
@@ -338,11 +315,14 @@ class Assessor:
                 seed=seed,
             )
             try:
-                completion = await self.complete(request)
+                completion = await self.within_budget(request)
             except RefusedError as exc:  # counted by complete(); no re-ask: it would be longer
                 reason = f"refused by the server: {exc}"
                 return Parsed(value=None, raw=reason, attempts=attempt + 1, error=reason)
-            raw = completion.text
+            except BudgetExhausted as exc:
+                return Parsed(value=None, raw=str(exc), attempts=attempt + 1, error=str(exc),
+                              reasoning=exc.reasoning)
+            raw, reasoning = completion.text, completion.reasoning
             try:
                 value = parse(raw)
             except ParseFailure as exc:
@@ -350,12 +330,34 @@ class Assessor:
                 if completion.finish_reason == "length":
                     reason += f" (the answer was cut off at {tokens} tokens)"
             else:
-                return Parsed(value=value, raw=raw, attempts=attempt + 1, error=None)
+                return Parsed(value=value, raw=raw, attempts=attempt + 1, error=None,
+                              reasoning=reasoning)
             if attempt < reasks:
                 self.stats.reasks += 1
                 conversation += (("assistant", raw), ("user", correction_message(reason)))
         self.stats.unparsed += 1
-        return Parsed(value=None, raw=raw, attempts=reasks + 1, error=reason)
+        return Parsed(value=None, raw=raw, attempts=reasks + 1, error=reason,
+                      reasoning=reasoning)
+
+    async def within_budget(self, request: Request) -> Completion:
+        """`complete(request)`; while the answer is empty because a reasoning model spent its
+        token budget thinking, again with a larger budget (the budget sent, with the backend's
+        reasoning allowance, doubled up to max_tokens_cap), each raise counted and said;
+        BudgetExhausted once the cap is spent so."""
+        while True:
+            completion = await self.complete(request)
+            if not budget_exhausted(completion.text, completion.finish_reason):
+                return completion
+            allowance = int(self.options.get("reasoning_allowance") or 0)
+            sent = request.max_tokens + allowance
+            larger = raised_budget(sent, self.max_tokens_cap)
+            if larger is None:
+                raise BudgetExhausted(sent, completion.reasoning)
+            self.stats.budget_raises += 1
+            say = log.warning if self.stats.budget_raises <= BUDGET_RAISES_SAID else log.debug
+            say("%s: the answer is empty, its budget of %d tokens spent on reasoning; asking "
+                "again with %d (cap %d)", self.spec, sent, larger, self.max_tokens_cap)
+            request = dataclasses.replace(request, max_tokens=larger - allowance)
 
     def provenance(self) -> dict[str, Any]:
         """What to record next to every output made with this assessor."""
@@ -365,8 +367,12 @@ class Assessor:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
-        if self.options:
-            record["options"] = self.options
+        self.recall()
+        options = self.options
+        if options:
+            record["options"] = options
+        if "temperature" in options:  # not sent: the model took its own default
+            record["temperature"] = options["temperature"]
         return record
 
     async def aclose(self) -> None:

@@ -10,6 +10,10 @@ output is chosen by an explicit option, never by the model name:
   HTTP 500 to json_schema);
 - "none": plain text; the prompt alone asks for the format.
 
+Reasoning models: the token budget's field, the temperature and the reasoning effort are
+shaped to what the server takes, learned from its HTTP 400s (shaped.py); a reasoning model's
+thinking is split from its answer (reasoning.py).
+
 Several base URLs (replicas of one model, e.g. vLLM servers) are shared by load: each request
 goes to the endpoint with the fewest requests in flight, and an endpoint that stops answering
 rests while the others carry on.
@@ -28,6 +32,8 @@ from nuggetizer.errors import ConfigError
 
 from .outcomes import retry_after_seconds
 from .protocol import BackendError, Completion, Request, TransientError
+from .reasoning import split_reasoning
+from .shaped import ShapedRequests
 from .transport import JsonClient
 
 __all__ = [
@@ -106,15 +112,18 @@ def parse_completion(data: dict[str, Any], model: str, top_logprobs: int = 0) ->
     `response.body`); TransientError when it is not one."""
     try:
         choice = data["choices"][0]
-        message = choice.get("message") or {}
+        text, reasoning = split_reasoning(choice.get("message") or {})
         usage = data.get("usage") or {}
+        details = usage.get("completion_tokens_details") or {}
         return Completion(
-            text=message.get("content") or "",
+            text=text,
             model=data.get("model") or model,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason"),
             first_token_logprobs=first_token_logprobs(choice) if top_logprobs else None,
+            reasoning=reasoning,
+            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise TransientError(
@@ -168,7 +177,7 @@ def _identity_headers() -> dict[str, str]:
     return headers
 
 
-class OpenAIBackend:
+class OpenAIBackend(ShapedRequests):
     """Chat completions at one or more endpoints of one model, shared by load.
 
     Requests go to the endpoint with the fewest in flight; an endpoint whose connection failed
@@ -192,6 +201,9 @@ class OpenAIBackend:
         timeout: float = 120.0,
         max_concurrency: int | None = None,
         http_client: Any = None,
+        token_field: str | None = None,
+        reasoning_effort: str | None = None,
+        reasoning_tokens: int | None = None,
     ) -> None:
         if not model:
             raise ConfigError("openai backend needs a model: use openai:<model>")
@@ -214,7 +226,7 @@ class OpenAIBackend:
         self.api_key = api_key  # the Batch API client (batch_api.py) reaches the same server
         self.structured = mode
         self.max_concurrency = max_concurrency or DEFAULT_MAX_CONCURRENCY * len(urls)
-        self.options = {"structured": mode}
+        self.shape_requests(token_field, reasoning_effort, reasoning_tokens)
         per_endpoint = -(-self.max_concurrency // len(urls))
         lanes = 1 if http_client is not None else max(1, -(-per_endpoint // self.LANE_SIZE))
         headers = _identity_headers()
@@ -239,12 +251,11 @@ class OpenAIBackend:
         return {e.url: e.sent for e in self._endpoints}
 
     def request_args(self, request: Request) -> dict[str, Any]:
-        """The JSON body of a chat completion request for `request`."""
+        """The JSON body of a chat completion request for `request` (as adapted)."""
         args: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
+            **self.sampling_args(request),
         }
         if request.seed is not None:
             args["seed"] = request.seed
@@ -262,8 +273,8 @@ class OpenAIBackend:
         endpoint = min(awake, key=lambda e: (e.in_flight, e.sent))
         return endpoint, min(endpoint.lanes, key=lambda lane: lane.in_flight)
 
-    async def complete(self, request: Request) -> Completion:
-        """One chat completion; failures raised as classified (outcomes.py)."""
+    async def _send(self, request: Request) -> Completion:
+        """One attempt at a chat completion."""
         endpoint, lane = self._pick()
         endpoint.sent += 1
         lane.in_flight += 1

@@ -6,6 +6,11 @@
     ITEM_FAILURE  a 4xx about this request's content (400, 413, 422, ...: e.g. "maximum context
                   length exceeded" on a long answer): the item is left unjudged with the
                   server's reason; the run goes on.
+    ADAPT         a 400 naming a request parameter the backend can change: `max_tokens` that
+                  the model does not take (OpenAI's reasoning models: `unsupported_parameter`,
+                  use `max_completion_tokens`), a `temperature` other than the default
+                  (`unsupported_value`), a `reasoning_effort` the model does not know: the
+                  backend adapts its requests (for the rest of the run) and sends again.
     STOP          401/403 (authentication), 404 (unknown model or wrong URL), a redirect
                   (wrong URL), and llama.cpp's HTTP 500 naming `response_format` (a mode it
                   does not take: every request would fail the same way): the run stops at
@@ -20,6 +25,7 @@ from __future__ import annotations
 import email.utils
 import enum
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,11 +33,14 @@ from typing import Any
 
 import orjson
 
-from .protocol import BackendError, PermanentError, RefusedError, TransientError
+from .protocol import AdaptError, BackendError, PermanentError, RefusedError, TransientError
 
 __all__ = [
+    "ADAPTABLE",
     "Decision",
     "Verdict",
+    "adaptable_in",
+    "adaptable_param",
     "classify_status",
     "classify_transport",
     "error_message",
@@ -50,6 +59,7 @@ class Decision(enum.Enum):
     OK = "ok"
     RETRY = "retry"
     ITEM_FAILURE = "item_failure"
+    ADAPT = "adapt"
     STOP = "stop"
 
 
@@ -65,6 +75,7 @@ class Verdict:
     rest: bool = False
     hint: str = ""
     payload: dict[str, Any] | None = None
+    param: str | None = None  # ADAPT: the request parameter to change
 
     def error(self, endpoint: str | None = None) -> BackendError:
         """The exception for a decision other than OK, naming `endpoint` when given."""
@@ -73,6 +84,8 @@ class Verdict:
                                   "hint": self.hint, "unreachable": self.rest}
         if self.decision is Decision.RETRY:
             return TransientError(message, retry_after=self.retry_after, **fields)
+        if self.decision is Decision.ADAPT:
+            return AdaptError(message, param=self.param or "", **fields)
         if self.decision is Decision.ITEM_FAILURE:
             return RefusedError(message, **fields)
         if self.decision is Decision.STOP:
@@ -150,6 +163,8 @@ def classify_status(status: int, headers: Mapping[str, str], body: bytes, *,
             # request would fail every time, so say why at once instead of retrying
             return Verdict(Decision.STOP, reason, status, hint=hint)
         return Verdict(Decision.RETRY, reason, status, retry_after_seconds(headers), hint=hint)
+    if status == 400 and (param := adaptable_param(body)) is not None:
+        return Verdict(Decision.ADAPT, reason, status, param=param)
     if 400 <= status < 500:
         return Verdict(Decision.ITEM_FAILURE, reason, status)
     if 300 <= status < 400:
@@ -157,6 +172,37 @@ def classify_status(status: int, headers: Mapping[str, str], body: bytes, *,
         return Verdict(Decision.STOP, f"HTTP {status}: the server redirects to {where}", status,
                        hint="; give the address it redirects to as the base URL")
     return Verdict(Decision.RETRY, f"HTTP {status}: unexpected status", status)
+
+
+# parameters a backend can change when the server rejects them (see Decision.ADAPT)
+ADAPTABLE = ("max_tokens", "temperature", "reasoning_effort")
+_UNSUPPORTED_CODES = ("unsupported_parameter", "unsupported_value")
+_UNSUPPORTED = re.compile(r"(?:Unsupported (?:parameter|value)|Unrecognized request argument"
+                          r" supplied):?\s*'?(\w+)'?")
+
+
+def adaptable_param(body: bytes | str) -> str | None:
+    """The parameter an HTTP 400 body rejects, when it is one a backend can change: OpenAI's
+    `{"error": {"param", "code": "unsupported_parameter" | "unsupported_value"}}`, or a proxy's
+    body that only says so in its message ("Unsupported parameter: 'max_tokens' ...")."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    error = value.get("error") if isinstance(value, dict) else None
+    if not isinstance(error, dict):
+        return None
+    param = error.get("param")
+    if error.get("code") in _UNSUPPORTED_CODES and param in ADAPTABLE:
+        return str(param)
+    return adaptable_in(str(error.get("message") or ""))
+
+
+def adaptable_in(message: str) -> str | None:
+    """The adaptable parameter a server's error message says it does not take, else None."""
+    match = _UNSUPPORTED.search(message)
+    return match.group(1) if match and match.group(1) in ADAPTABLE else None
 
 
 def _completion(status: int, body: bytes) -> Verdict:

@@ -11,6 +11,7 @@ __all__ = [
     "Backend",
     "BackendError",
     "Completion",
+    "AdaptError",
     "PermanentError",
     "RefusedError",
     "Request",
@@ -32,7 +33,10 @@ class Request:
 
 @dataclass
 class Completion:
-    """What a backend returned (or the cache replayed: cached=True)."""
+    """What a backend returned (or the cache replayed: cached=True). `text` is the answer
+    alone: a reasoning model's thinking (a `reasoning_content` field, or a `<think>` block)
+    is split off into `reasoning`, and `reasoning_tokens` (part of `completion_tokens`, as
+    the servers count them) says how many tokens it spent thinking."""
 
     text: str
     model: str
@@ -40,6 +44,8 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str | None = None
     first_token_logprobs: dict[str, float] | None = None
+    reasoning: str | None = None
+    reasoning_tokens: int = 0
     cached: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -89,6 +95,16 @@ class RefusedError(PermanentError):
     """Not worth retrying, about this request only: the server refused its content (a 4xx
     such as 400 "maximum context length exceeded", 413, 422). The item is left unjudged with
     the server's reason; the run goes on."""
+
+
+class AdaptError(RefusedError):
+    """The server rejected a request parameter a backend can change (HTTP 400 naming `param`,
+    e.g. `max_tokens` on a reasoning model that takes `max_completion_tokens`): the backend
+    adapts its requests and sends again. One it cannot adapt to is a refusal of the item."""
+
+    def __init__(self, message: str, *, param: str, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.param = param
 
 
 @runtime_checkable

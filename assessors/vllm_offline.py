@@ -24,6 +24,7 @@ from typing import Any
 from nuggetizer.errors import ConfigError
 
 from .protocol import Completion, PermanentError, Request
+from .reasoning import split_reasoning
 
 __all__ = ["VLLMBackend", "make_backend", "sampling_params"]
 
@@ -142,8 +143,10 @@ class VLLMBackend:
         completions = []
         for request, result in zip(requests, outputs, strict=True):
             output = result.outputs[0]
+            text, reasoning = split_reasoning({"content": output.text})  # a <think> block
             completions.append(Completion(
-                text=output.text,
+                text=text,
+                reasoning=reasoning,
                 model=self.model,
                 prompt_tokens=len(getattr(result, "prompt_token_ids", None) or ()),
                 completion_tokens=len(getattr(output, "token_ids", None) or ()),

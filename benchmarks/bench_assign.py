@@ -25,14 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RAG24, emulator, machine  # noqa: E402
+from common import baseline_inputs, emulator, machine  # noqa: E402
 
 from nuggetizer.assessors import make_assessor  # noqa: E402
 from nuggetizer.cache import Cache  # noqa: E402
 from nuggetizer.flow.inputs import answer_targets  # noqa: E402
 from nuggetizer.flow.steps import judge_targets  # noqa: E402
-from nuggetizer.formats.answers import read_runs  # noqa: E402
-from nuggetizer.formats.nuggets import read_nuggets  # noqa: E402
 from nuggetizer.methods.nuggets import (
     NuggetConfig,  # noqa: E402
     NuggetsMethod,  # noqa: E402
@@ -52,11 +50,8 @@ def main() -> None:
                         help="re-asks after an unparseable answer, for the fault run")
     args = parser.parse_args()
     print(machine())
-    runs = read_runs(sorted((RAG24 / "runs").glob("*.jsonl")))
-    keys = read_nuggets(RAG24 / "nuggets.mistral.jsonl", lenient=True)
-    answers = sum(len(a) for a in runs.values())
-    print(f"input: {len(runs)} runs, {answers} answers, {len(keys)} topics with nuggets; "
-          f"latency {args.latency * 1000:.0f} ms")
+    runs, keys, described = baseline_inputs()
+    print(f"{described}; latency {args.latency * 1000:.0f} ms")
     print(f"{'c':>4} {'topics':>6} {'calls':>6} {'wall s':>8} {'ideal s':>8} {'ratio':>6} "
           f"{'cpu ms/call':>11}")
     with tempfile.TemporaryDirectory() as tmp:

@@ -40,6 +40,19 @@ def machine() -> str:
             f"{os.cpu_count()} cores{memory}{load}, Python {platform.python_version()}")
 
 
+def baseline_inputs() -> tuple[dict, dict, str]:
+    """The three TREC RAG 2024 baseline runs and nuggets.mistral.jsonl (read leniently: some of
+    its importance labels are off the menu), and a line that describes them."""
+    from nuggetizer.formats.answers import read_runs
+    from nuggetizer.formats.nuggets import read_nuggets
+
+    runs = read_runs(sorted((RAG24 / "runs").glob("*.jsonl")))
+    keys = read_nuggets(RAG24 / "nuggets.mistral.jsonl", lenient=True)
+    answers = sum(len(a) for a in runs.values())
+    return runs, keys, (f"input: {len(runs)} runs, {answers} answers, {len(keys)} topics "
+                        "with nuggets")
+
+
 @contextmanager
 def emulator(log: Path, *args: str) -> Iterator[str]:
     """Start benchmarks/emulator.py on 127.0.0.1 (a free port) with `args`, logging requests to

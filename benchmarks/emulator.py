@@ -23,6 +23,7 @@ Faults (`--fault-rate`, spread over `--fault-mix` with optional weights, e.g. `4
 HTTP 400 and OpenAI's context-length error body, as a server does for a prompt too long.
 `--api-key KEY`: answer HTTP 401 to requests without `Authorization: Bearer KEY`;
 `--model NAME` (repeatable): answer HTTP 404 (model_not_found) to requests for other models.
+`--persona reasoning`: an OpenAI-style reasoning model (emulator_reasoning.py, its flags).
 `--obey-injection`: like a model hijacked by the passage, it answers the last `Labels: [...]`
 list written inside the passage, when there is one.
 
@@ -49,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator_batches import Batches  # the files and batches endpoints (Batch API)
+from emulator_reasoning import add_arguments, rejection, think
 
 ASSIGN = re.compile(r"label each of the (\d+) nuggets either as support, partial_support, or "
                     r"not_support")
@@ -85,6 +87,9 @@ class Settings:
     models: list[str] = field(default_factory=list)
     obey_injection: bool = False
     answer_limit: int | None = None
+    persona: str = "plain"  # or "reasoning" (emulator_reasoning.py)
+    reasoning_tokens: int = 256
+    reasoning_format: str = "none"
 
 
 def parse_mix(text: str) -> dict[str, float]:
@@ -277,6 +282,10 @@ class Emulator:
         if any(marker in str(m.get("content") or "") for m in messages for marker in s.refuse):
             self.record({**entry, "outcome": "refused", "status": 400})
             return 400, {}, refusal(messages, body.get("max_tokens"))
+        if s.persona == "reasoning" and (rejected := rejection(body)) is not None:
+            self.record({**entry, "outcome": "unsupported", "status": 400,
+                         "param": rejected["error"]["param"]})
+            return 400, {}, rejected
         if fault == "timeout":
             self.record({**entry, "outcome": "timeout", "status": None})
             await asyncio.sleep(s.hang)
@@ -306,17 +315,25 @@ class Emulator:
         self.answered += 1
         self._update_gate()
         words = prompt_tokens(messages)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        completion, usage, reasoning = len(text) // 4 + 1, {}, 0
+        if s.persona == "reasoning":
+            thought = think(text, finish, body, s.reasoning_tokens, s.reasoning_format)
+            message, finish, completion, reasoning = (
+                thought.message, thought.finish_reason, thought.completion_tokens,
+                thought.reasoning_tokens)
+            usage = {"completion_tokens_details": {"reasoning_tokens": reasoning}}
         self.record({**entry, "outcome": fault or "ok", "status": 200, "prompt_tokens": words,
-                     "completion_tokens": len(text) // 4 + 1})
+                     "completion_tokens": completion, "finish_reason": finish,
+                     "reasoning_tokens": reasoning})
         return 200, {}, {
             "id": f"emu-{seq}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or "emulated",
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": words, "completion_tokens": len(text) // 4 + 1,
-                      "total_tokens": words + len(text) // 4 + 1},
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": {"prompt_tokens": words, "completion_tokens": completion,
+                      "total_tokens": words + completion, **usage},
         }
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -410,7 +427,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         seed=args.seed, latency=args.latency, jitter=args.jitter, fault_rate=args.fault_rate,
         fault_mix=parse_mix(args.fault_mix), retry_after=args.retry_after, hang=args.hang,
         poison=list(args.poison), refuse=list(args.refuse), obey_injection=args.obey_injection,
-        api_key=args.api_key, models=list(args.model),
+        api_key=args.api_key, models=list(args.model), persona=args.persona,
+        reasoning_tokens=args.reasoning_tokens, reasoning_format=args.reasoning_format,
     )
 
 
@@ -449,6 +467,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", action="append", default=[], help="answer HTTP 404 to "
                         "other models (repeatable)")
     parser.add_argument("--obey-injection", action="store_true")
+    add_arguments(parser)
     args = parser.parse_args(argv)
     try:
         asyncio.run(serve(args))

@@ -24,7 +24,10 @@ from nuggetizer.types import Answer, Segment
 # settings -> our options, per step (a variant may set any of them)
 ASSESSOR_SETTINGS = {"cache": "--cache", "temperature": "--temperature",
                      "max_tokens": "--max-tokens", "concurrency": "--concurrency",
-                     "structured": "--structured", "model_path": "--model-path"}
+                     "structured": "--structured", "model_path": "--model-path",
+                     "reasoning_effort": "--reasoning-effort", "token_field": "--token-field",
+                     "reasoning_tokens": "--reasoning-tokens",
+                     "max_tokens_cap": "--max-tokens-cap"}
 RELEVANCE_SETTINGS = {"reasks": "--reasks"}
 RELEVANCE_FLAGS = ("cited_only", "allow_missing")
 NUGGET_SETTINGS = {"min_grade": "--min-grade", "window": "--window",

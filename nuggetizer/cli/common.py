@@ -14,6 +14,7 @@ import click
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.aggregation import AGGREGATES
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import AssessorError, ConfigError, NuggetizerError, first_error
 from nuggetizer.flow.dryrun import Prices
@@ -123,6 +124,21 @@ def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
                      help="LLM calls at once (default: what the backend takes)"),
         click.option("--structured", type=click.Choice(["json_schema", "json_object", "none"]),
                      default=None, help="structured-output mode of an openai: server"),
+        click.option("--reasoning-effort", type=click.Choice(REASONING_EFFORTS), default=None,
+                     help="sent as reasoning_effort to an openai: reasoning model "
+                          "[env NUGGETIZER_REASONING_EFFORT]"),
+        click.option("--token-field", type=click.Choice(TOKEN_FIELDS), default=None,
+                     help="the request field of the token budget (reasoning models take "
+                          "max_completion_tokens; learned from the server's 400 when not "
+                          "given) [env NUGGETIZER_TOKEN_FIELD; default: max_tokens]"),
+        click.option("--reasoning-tokens", type=click.IntRange(min=0), default=None,
+                     help="reasoning tokens a model known to reason is expected to spend per "
+                          "call: twice that is added to every token budget, and the dry run "
+                          "assumes it [env NUGGETIZER_REASONING_TOKENS; default by "
+                          "--reasoning-effort: minimal 64, low 512, medium 2048, high 8192]"),
+        click.option("--max-tokens-cap", type=click.IntRange(min=1), default=None,
+                     help="largest token budget an answer left empty by reasoning is raised "
+                          "to (doubling) [env NUGGETIZER_MAX_TOKENS_CAP; default: 32768]"),
         click.option("--model-path", type=FILE, default=None,
                      help="GGUF file for --assessor local"),
         click.option("--cache", "cache_path", type=FILE, default=None,
@@ -149,6 +165,7 @@ def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
         click.option("--completion-ratio", type=float, default=None,
                      help="dry run: expected completion tokens per prompt token, capped at "
                           "each call's max_tokens [default: 0.05]"),
+
     ], command)
 
 
@@ -215,6 +232,10 @@ def make_one_assessor(options: dict[str, Any], fallback: str | None = None,
         structured=options["structured"],
         model_path=options["model_path"],
         cache=cache,
+        token_field=options.get("token_field"),
+        reasoning_effort=options.get("reasoning_effort"),
+        reasoning_tokens=options.get("reasoning_tokens"),
+        max_tokens_cap=options.get("max_tokens_cap"),
     )
     assessor.prices = prices_from(options, prices)
     return assessor

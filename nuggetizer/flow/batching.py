@@ -11,6 +11,10 @@ keys; the next round finds them there and records the calls that depended on the
 round records nothing (at most MAX_ROUNDS), the step runs for real into its outputs: every
 call is a cache hit.
 
+A batch whose lines the server refused for a parameter the backend can change (`max_tokens`
+or `temperature` on a reasoning model) teaches the backend, as a live call would: the next
+round collects those requests again, adapted.
+
 A request whose batch line failed (an error line, a non-200 status, no answer in a batch
 that expired or failed) is sent again in another batch, RETRIES times at most; after that the
 real run refuses it with the batch's reason ("batch: ..."): its item is left unjudged and
@@ -40,6 +44,7 @@ from nuggetizer.assessors.base import Assessor, Stats
 from nuggetizer.assessors.batch_api import TERMINAL, BatchClient, LineResult, read_results
 from nuggetizer.assessors.batch_api import request_line as _line
 from nuggetizer.assessors.openai_compat import OpenAIBackend, parse_completion
+from nuggetizer.assessors.outcomes import adaptable_in
 from nuggetizer.assessors.protocol import Completion, RefusedError, Request, TransientError
 from nuggetizer.cache import Cache
 from nuggetizer.errors import ConfigError, NuggetizerError
@@ -189,14 +194,25 @@ class Batcher:
         todo, failures = dict(requests), {}
         for attempt in range(1, self.retries + 2):
             failures = await self._one_batch(step, todo, attempt)
-            if not failures:
-                return
+            if not failures or self._adapted(failures):
+                return  # (adapted: the next round collects them again, sent as adapted)
             todo = {key: todo[key] for key in failures}
             first = next(iter(failures.values()))
             more = "; sent again" if attempt <= self.retries else "; left unjudged"
             click.echo(f"batch {step}: {len(failures)} requests failed (e.g. {first}){more}",
                        err=True)
         self.failed.update(failures)
+
+    def _adapted(self, failures: dict[str, str]) -> bool:
+        """Whether the server refused a parameter of the requests that the backend can adapt
+        (outcomes.Decision.ADAPT, here from the lines' reasons): then it is adapted, as a
+        live call would be, and the requests are left for the next round."""
+        before = self.assessor.options
+        for reason in set(failures.values()):
+            param = adaptable_in(reason)
+            if param is not None:
+                self.backend.adapt(param)
+        return self.assessor.learned(before)
 
     def _paths(self, step: str, requests: dict[str, Any], attempt: int) -> tuple[Path, Path]:
         digest = hashlib.sha256("\n".join(sorted(requests)).encode()).hexdigest()[:12]

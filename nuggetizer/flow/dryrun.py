@@ -20,6 +20,11 @@ What this can count:
     run's).
 Completion tokens are estimated: `max` is the sum of the requests' max_tokens (an upper
 bound); `expected` is --completion-ratio x prompt tokens per call, capped at max_tokens.
+A model known to reason (--reasoning-effort or --reasoning-tokens given, or its server known,
+from the cache, to take only max_completion_tokens) also thinks before it answers, billed as
+completion tokens: `expected` and `max` then add the reasoning tokens a call is expected to
+spend (--reasoning-tokens, else by the reasoning effort: assessors/reasoning.py), said as an
+assumption.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class Ledger:
     cache_hits: int = 0
     cached_prompt_tokens: int = 0
     cached_completion_tokens: int = 0
+    expected_reasoning_tokens: int = 0  # part of expected_completion_tokens (an assumption)
     estimated_calls: int = 0  # calls that could not be rendered (e.g. importance)
 
     def minus(self, other: Ledger) -> Ledger:
@@ -67,11 +73,14 @@ class DryAssessor(Assessor):
     """The assessor of a dry run (see the module's doc): built from the real one."""
 
     def __init__(self, real: Assessor, tokenizer: Tokenizer,
-                 completion_ratio: float = DEFAULT_COMPLETION_RATIO) -> None:
+                 completion_ratio: float = DEFAULT_COMPLETION_RATIO,
+                 reasoning_tokens: int = 0) -> None:
         self.__dict__.update(real.__dict__)
         self.stats = Stats()  # its own: the replays it counts (the real assessor's untouched)
         self.tokenizer = tokenizer
         self.completion_ratio = completion_ratio
+        self.reasoning_tokens = reasoning_tokens
+        self.allowance = int(self.options.get("reasoning_allowance") or 0)  # sent on top
         self.ledger = Ledger()
 
     def counted(self) -> Ledger:
@@ -88,9 +97,10 @@ class DryAssessor(Assessor):
         prompt = self.tokenizer.count(request.messages)
         self.ledger.calls += 1
         self.ledger.prompt_tokens += prompt
-        self.ledger.max_completion_tokens += request.max_tokens
-        self.ledger.expected_completion_tokens += min(
+        self.ledger.max_completion_tokens += request.max_tokens + self.allowance
+        self.ledger.expected_completion_tokens += self.reasoning_tokens + min(
             request.max_tokens, math.ceil(prompt * self.completion_ratio))
+        self.ledger.expected_reasoning_tokens += self.reasoning_tokens
         raise DryRefusal("dry run: not sent")
 
 
@@ -130,6 +140,10 @@ def report_lines(step: str, ledger: Ledger, tokenizer: Tokenizer, prices: Prices
             f"{ledger.expected_completion_tokens} (at most {ledger.max_completion_tokens}); "
             f"{ledger.cache_hits} calls the cache holds (free: {ledger.cached_prompt_tokens} + "
             f"{ledger.cached_completion_tokens} tokens spent earlier)")
+    if ledger.expected_reasoning_tokens:
+        line += (f"; the completion tokens assume {ledger.expected_reasoning_tokens} "
+                 f"reasoning tokens ({ledger.expected_reasoning_tokens // max(1, ledger.calls)}"
+                 " per call, an assumption: --reasoning-tokens)")
     if ledger.estimated_calls:
         line += f"; about {ledger.estimated_calls} more calls not rendered"
     cost = prices.cost(ledger)
@@ -146,7 +160,8 @@ class DryEnsemble(Ensemble):
     them (every sample of every member for the calls voted on); what they counted, added."""
 
     def __init__(self, real: Ensemble, tokenizer: Tokenizer, completion_ratio: float) -> None:
-        self.dry_members = [DryAssessor(m, tokenizer, completion_ratio) for m in real.members]
+        self.dry_members = [DryAssessor(m, tokenizer, completion_ratio, expected_reasoning(m))
+                            for m in real.members]
         super().__init__(self.dry_members, samples=real.samples, aggregate=real.aggregate)
         self.prices = real.prices
         self.tokenizer = tokenizer
@@ -167,7 +182,16 @@ def dry_assessor(real: Any, options: dict[str, Any]) -> Any:
     ratio = options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO
     if isinstance(real, Ensemble):
         return DryEnsemble(real, tokenizer, ratio)
-    return DryAssessor(real, tokenizer, ratio)
+    return DryAssessor(real, tokenizer, ratio, expected_reasoning(real))
+
+
+def expected_reasoning(real: Assessor) -> int:
+    """Reasoning tokens a call is assumed to spend: what the backend expects of a model known
+    to reason (one whose budgets carry a reasoning allowance), else none."""
+    real.recall()
+    if not real.options.get("reasoning_allowance"):
+        return 0
+    return int(getattr(real.backend, "expected_reasoning", 0))
 
 
 def importance_estimate(method: Any, topics: int) -> int:

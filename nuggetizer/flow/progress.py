@@ -136,6 +136,10 @@ class Summary:
             parts.append(f"{stats.cache_hits} cache hits")
             if stats.retries:
                 parts.append(f"{stats.retries} retries")
+            if stats.adaptations:
+                parts.append(f"{stats.adaptations} request parameters adapted to the server")
+            if stats.budget_raises:
+                parts.append(f"{stats.budget_raises} token budgets raised (reasoning)")
             if stats.refused:
                 reasons = "; ".join(stats.refusal_reasons)
                 parts.append(f"{stats.refused} refused by the server ({reasons})")
@@ -153,7 +157,8 @@ class Summary:
 
 
 TOKEN_FIELDS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens",
-                "cached_prompt_tokens", "cached_completion_tokens")
+                "cached_prompt_tokens", "cached_completion_tokens", "reasoning_tokens",
+                "cached_reasoning_tokens")
 
 
 def usage_of(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -163,9 +168,12 @@ def usage_of(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 
 def token_text(tokens: dict[str, int]) -> str:
-    """`P prompt + C completion tokens (cached: P' + C')`."""
+    """`P prompt + C completion tokens (of which R reasoning) (cached: P' + C')`: reasoning
+    tokens are part of the completion tokens, as the servers count (and bill) them."""
     text = (f"{tokens.get('prompt_tokens', 0)} prompt + "
             f"{tokens.get('completion_tokens', 0)} completion tokens")
+    if tokens.get("reasoning_tokens", 0):
+        text += f" (of which {tokens['reasoning_tokens']} reasoning)"
     cached = (tokens.get("cached_prompt_tokens", 0), tokens.get("cached_completion_tokens", 0))
     if any(cached):
         text += f" (replayed from the cache: {cached[0]} + {cached[1]})"

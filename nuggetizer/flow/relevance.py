@@ -9,7 +9,7 @@ unjudged, with the model's answer and the reason kept in the judgments file: it 
 written as grade 0.
 
 Judgment record, one per graded pair: `{"qid", "docid", "grade": 0-3 or null, "attempts",
-"raw", "error"?, "provenance"}`.
+"raw", "reasoning"? (a reasoning model's thinking), "error"?, "provenance"}`.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ async def grade_pair(assessor: Assessor, query: str, passage: Segment | None, pa
     parsed = await assessor.ask(
         load_prompt(PROMPT).render(query=inline(query), passage=inline(passage.text)),
         parse_grade, schema=GRADE_SCHEMA, max_tokens=MAX_TOKENS, reasks=reasks)
-    record.update(grade=parsed.value, attempts=parsed.attempts, raw=parsed.raw)
+    record.update(grade=parsed.value, attempts=parsed.attempts, **parsed.kept())
     if parsed.value is None:
         record["error"] = parsed.error
         return Outcome(record, 1)

@@ -69,6 +69,9 @@ async def run_journalled(
         with noting_votes() as calls:
             outcome = await work(unit)
         note_votes(outcome.record, calls)
+        info = assessor.provenance()  # what was sent: the server may have changed it
+        if any(stamp.get(name) != value for name, value in info.items()):
+            stamp.update(info)
         outcome.record["provenance"] = stamp
         keep(unit, outcome.record)
         summary.done += 1

@@ -159,7 +159,7 @@ class CruxMethod(AnswerKeyMethod):
         record: dict[str, Any] = {"qid": item.qid, "query": item.query}
         if parsed.value is None:
             record.update(questions=[], ratings={}, tokens={},
-                          unparsed=[{"step": "questions", "raw": parsed.raw}])
+                          unparsed=[{"step": "questions", **parsed.kept()}])
             return Outcome(record, 1)
         questions = parsed.value
         texts = {d.id: d.text for d in item.documents} if cfg.filter else {}

@@ -192,7 +192,7 @@ class KprMethod(AnswerKeyMethod):
         extracted, flat, unparsed = [], [], []
         for doc, parsed in zip(item.documents, results, strict=True):
             if parsed.value is None:
-                unparsed.append({"step": "extract", "docid": doc.id, "raw": parsed.raw})
+                unparsed.append({"step": "extract", "docid": doc.id, **parsed.kept()})
                 continue
             points = []
             for number, (point, spans) in enumerate(parsed.value, 1):
@@ -211,7 +211,7 @@ class KprMethod(AnswerKeyMethod):
                 schema=schema, max_tokens=60 * len(flat) + 32, reasks=cfg.reasks,
             )
             if merged.value is None:
-                unparsed.append({"step": "dedup", "error": merged.error, "raw": merged.raw})
+                unparsed.append({"step": "dedup", "error": merged.error, **merged.kept()})
             else:
                 key_points = [{"text": text, "sources": [flat[n - 1][1] for n in numbers]}
                               for text, numbers in merged.value]
@@ -235,7 +235,7 @@ class KprMethod(AnswerKeyMethod):
         for kp, parsed in zip(key["key_points"], results, strict=True):
             entry: dict[str, Any] = {"text": kp["text"], "label": parsed.value or "unjudged"}
             if parsed.value is None:
-                entry["raw"] = parsed.raw
+                entry.update(parsed.kept())
             judged.append(entry)
         unjudged = sum(1 for j in judged if j["label"] == "unjudged")
         record = {"run_id": target.run_id, "qid": target.qid, "answer_text": answer,

@@ -74,10 +74,14 @@ class Unparsed:
     batch: int
     raw: str
     error: str
+    reasoning: str | None = None  # a reasoning model's thinking before `raw`
 
     def record(self) -> dict:
         """JSON form stored beside the result."""
-        return {"step": self.step, "batch": self.batch, "error": self.error, "raw": self.raw}
+        record = {"step": self.step, "batch": self.batch, "error": self.error, "raw": self.raw}
+        if self.reasoning:
+            record["reasoning"] = self.reasoning
+        return record
 
 
 @dataclass
@@ -121,7 +125,8 @@ async def create_nuggets(
             reasks=config.reasks,
         )
         if parsed.value is None:
-            unparsed.append(Unparsed("create", index, parsed.raw, parsed.error or ""))
+            unparsed.append(Unparsed("create", index, parsed.raw, parsed.error or "",
+                                     parsed.reasoning))
         else:
             texts = parsed.value
     nuggets = [Nugget(text=t) for t in texts]

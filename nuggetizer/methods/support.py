@@ -145,7 +145,8 @@ class SupportMethod(AnswerKeyMethod):
                 parse_support, schema=SCHEMA, max_tokens=32, reasks=cfg.reasks)
             pair["label"] = parsed.value or UNJUDGED
             if parsed.value is None:
-                pair["error"], pair["raw"] = parsed.error, parsed.raw
+                pair["error"] = parsed.error
+                pair.update(parsed.kept())
 
         await asyncio.gather(*(one(k, pair) for k, pair in pairs))
         record = self._record(target, pairs)

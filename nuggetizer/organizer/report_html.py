@@ -80,20 +80,27 @@ def _version_rows(made: Sequence[Made]) -> list[list[str]]:
     return [[name, ", ".join(sorted(v))] for name, v in sorted(seen.items())]
 
 
+def _usage_fields(usage: Mapping[str, Mapping]) -> list[str]:
+    """The usage counters shown: every one, but reasoning tokens only when a step spent some."""
+    return [f for f in TOKEN_FIELDS if "reasoning" not in f
+            or any(counters.get(f) for counters in usage.values())]
+
+
 def _usage_rows(usage: Mapping[str, Mapping]) -> list[list[str]]:
     rows = []
-    totals = dict.fromkeys(TOKEN_FIELDS, 0)
+    fields = _usage_fields(usage)
+    totals = dict.fromkeys(fields, 0)
     costs = []
     for step, counters in usage.items():
-        cells = [str(int(counters.get(f, 0))) for f in TOKEN_FIELDS]
-        for f in TOKEN_FIELDS:
+        cells = [str(int(counters.get(f, 0))) for f in fields]
+        for f in fields:
             totals[f] += int(counters.get(f, 0))
         cost = counters.get("cost")
         costs.append(cost)
         rows.append([step, *cells, NOT_RECORDED if cost is None else f"{float(cost):.4f}"])
     total_cost = NOT_RECORDED if any(c is None for c in costs) else \
         f"{sum(float(c) for c in costs):.4f}"
-    rows.append(["total", *(str(totals[f]) for f in TOKEN_FIELDS), total_cost])
+    rows.append(["total", *(str(totals[f]) for f in fields), total_cost])
     return rows
 
 
@@ -121,10 +128,13 @@ def provenance_html(sources: Sources, written: datetime, version: str) -> str:
                                                              ["text", "text"]))
     parts.append("<h3>Token usage</h3>")
     if sources.usage:
-        parts.append(rows_html(["step", *(f.replace("_", " ") for f in TOKEN_FIELDS), "cost"],
+        fields = _usage_fields(sources.usage)
+        parts.append(rows_html(["step", *(f.replace("_", " ") for f in fields), "cost"],
                                _usage_rows(sources.usage)))
         parts.append("<p><small>calls: made to the LLM; cache hits and the replayed tokens "
-                     "cost nothing. Cost: only where the usage records a price.</small></p>")
+                     "cost nothing. Reasoning tokens are part of the completion tokens (and "
+                     "of their cost), not added to them. Cost: only where the usage records "
+                     "a price.</small></p>")
     else:
         parts.append(f"<p class='none'>{NOT_RECORDED} (no usage.json or *.usage.json beside "
                      "the inputs, nor usage in their .provenance.json)</p>")
