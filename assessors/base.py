@@ -22,7 +22,7 @@ import dataclasses
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Assessor",
+    "CallsStopped",
     "Backend",
     "BackendError",
     "Completion",
@@ -85,7 +86,11 @@ class Stats:
     """Counters, updated by the Assessor. `refused`: requests the server refused for their
     content (each left an item unjudged); `refusal_reasons`: the first few distinct reasons.
     `prompt_tokens`/`completion_tokens`: the usage the server reported for the calls made;
-    `cached_*`: the usage stored with the calls the cache replayed (spent earlier, free now)."""
+    `cached_*`: the usage stored with the calls the cache replayed (spent earlier, free now).
+    `batch_*`: the answers of batches this command sent (--batch-api), counted when the step
+    replays them (so they are among the cache hits too): spent, at the batch price.
+    `abandoned`: calls sent whose answer never came because the command was stopped (the
+    server may have charged them; their tokens are not known)."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -97,6 +102,10 @@ class Stats:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0  # the usage the cache replayed (spent by an earlier run)
     cached_completion_tokens: int = 0
+    batch_calls: int = 0
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
+    abandoned: int = 0
     refusal_reasons: list[str] = dataclasses.field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:
@@ -132,6 +141,11 @@ REFUSAL_REASONS_KEPT = 3
 # Re-asks after an unparseable answer: enough that a 20% garbage rate loses nothing in
 # practice (0.2**5 per call), still bounded (benchmarks/README.md has the measurements).
 DEFAULT_REASKS = 4
+
+
+class CallsStopped(asyncio.CancelledError):
+    """Raised in place of a new call once `Assessor.stop_new_calls` was called (Ctrl-C): its
+    unit ends as cancelled, without cancelling the calls still in flight beside it."""
 
 
 class Assessor:
@@ -171,6 +185,13 @@ class Assessor:
         self.retry_max_wait = retry_max_wait
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
+        self.in_flight = 0  # calls sent whose answer has not come yet
+        self.stopping = False  # set by stop_new_calls: no call is sent any more
+
+    def stop_new_calls(self) -> None:
+        """Send no new call (each raises CallsStopped); the calls in flight finish, so their
+        answers are kept in the cache (Ctrl-C: cli/interrupt.py)."""
+        self.stopping = True
 
     @property
     def endpoint(self) -> str:
@@ -252,9 +273,34 @@ class Assessor:
         )
 
     async def _call_with_retries(self, request: Request) -> Completion:
-        """The backend's completion; TransientErrors retried (tenacity) with backoff, within
-        both `max_retries` and `retry_budget` seconds (so a server that keeps failing is given
-        up on in bounded time), then an AssessorError that says what was tried."""
+        """The backend's completion, retried (`retried`) with the concurrency limit held per
+        attempt; a refusal is counted, and raised."""
+
+        async def attempt() -> Completion:
+            async with self._semaphore():  # held per attempt, not while backing off
+                if self.stopping:
+                    raise CallsStopped("no new call: the command was interrupted")
+                self.in_flight += 1
+                try:
+                    return await self.backend.complete(request)
+                except asyncio.CancelledError:
+                    self.stats.abandoned += 1
+                    raise
+                finally:
+                    self.in_flight -= 1
+
+        try:
+            return await self.retried(attempt)
+        except RefusedError as exc:
+            self._count_refusal(exc)
+            raise
+
+    async def retried(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()`, its TransientErrors retried (tenacity) with backoff, within both
+        `max_retries` and `retry_budget` seconds (so a server that keeps failing is given up on
+        in bounded time), then an AssessorError that says what was tried; a PermanentError is
+        an AssessorError at once; a RefusedError is raised as it is. The one retry policy of
+        every call to the server (chat completions, and the Batch API's files and batches)."""
         stop = stop_after_attempt(self.max_retries + 1)
         if self.retry_budget is not None:
             stop = stop | stop_before_delay(self.retry_budget)
@@ -269,11 +315,7 @@ class Assessor:
         try:
             async for attempt in retrying:
                 with attempt:
-                    async with self._semaphore():  # held per attempt, not while backing off
-                        return await self.backend.complete(request)
-        except RefusedError as exc:
-            self._count_refusal(exc)
-            raise
+                    return await call()
         except PermanentError as exc:
             raise AssessorError(
                 f"{self.spec} at {self.endpoint} refused the request: {exc}{exc.hint}"

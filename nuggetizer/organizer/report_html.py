@@ -80,20 +80,32 @@ def _version_rows(made: Sequence[Made]) -> list[list[str]]:
     return [[name, ", ".join(sorted(v))] for name, v in sorted(seen.items())]
 
 
-def _usage_rows(usage: Mapping[str, Mapping]) -> list[list[str]]:
+def usage_fields(usage: Mapping[str, Mapping]) -> list[str]:
+    """The counters the usage table shows: the usual ones, then any other count of calls or
+    tokens a step recorded (batch answers, reasoning tokens, ...), in the order first seen."""
+    fields = list(TOKEN_FIELDS)
+    for counters in usage.values():
+        for name, value in counters.items():
+            if name not in fields and isinstance(value, int) and value and \
+                    (name.endswith("_tokens") or name.endswith("calls")):
+                fields.append(name)
+    return fields
+
+
+def _usage_rows(usage: Mapping[str, Mapping], fields: Sequence[str]) -> list[list[str]]:
     rows = []
-    totals = dict.fromkeys(TOKEN_FIELDS, 0)
+    totals = dict.fromkeys(fields, 0)
     costs = []
     for step, counters in usage.items():
-        cells = [str(int(counters.get(f, 0))) for f in TOKEN_FIELDS]
-        for f in TOKEN_FIELDS:
+        cells = [str(int(counters.get(f, 0))) for f in fields]
+        for f in fields:
             totals[f] += int(counters.get(f, 0))
         cost = counters.get("cost")
         costs.append(cost)
         rows.append([step, *cells, NOT_RECORDED if cost is None else f"{float(cost):.4f}"])
     total_cost = NOT_RECORDED if any(c is None for c in costs) else \
         f"{sum(float(c) for c in costs):.4f}"
-    rows.append(["total", *(str(totals[f]) for f in TOKEN_FIELDS), total_cost])
+    rows.append(["total", *(str(totals[f]) for f in fields), total_cost])
     return rows
 
 
@@ -121,10 +133,14 @@ def provenance_html(sources: Sources, written: datetime, version: str) -> str:
                                                              ["text", "text"]))
     parts.append("<h3>Token usage</h3>")
     if sources.usage:
-        parts.append(rows_html(["step", *(f.replace("_", " ") for f in TOKEN_FIELDS), "cost"],
-                               _usage_rows(sources.usage)))
-        parts.append("<p><small>calls: made to the LLM; cache hits and the replayed tokens "
-                     "cost nothing. Cost: only where the usage records a price.</small></p>")
+        fields = usage_fields(sources.usage)
+        parts.append(rows_html(["step", *(f.replace("_", " ") for f in fields), "cost"],
+                               _usage_rows(sources.usage, fields)))
+        parts.append("<p><small>Summed over every invocation of each step (a resumed or "
+                     "repeated one adds to the earlier). calls: made to the LLM; cache hits "
+                     "and the replayed tokens cost nothing; batch calls: answers of the Batch "
+                     "API, at the batch price. Cost: only where the usage records a "
+                     "price.</small></p>")
     else:
         parts.append(f"<p class='none'>{NOT_RECORDED} (no usage.json or *.usage.json beside "
                      "the inputs, nor usage in their .provenance.json)</p>")
