@@ -186,12 +186,20 @@ class Assessor:
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
         self.in_flight = 0  # calls sent whose answer has not come yet
+        self.under_way = 0  # calls not answered by the cache and not yet settled (counted)
         self.stopping = False  # set by stop_new_calls: no call is sent any more
 
     def stop_new_calls(self) -> None:
         """Send no new call (each raises CallsStopped); the calls in flight finish, so their
         answers are kept in the cache (Ctrl-C: cli/interrupt.py)."""
         self.stopping = True
+
+    async def drained(self) -> None:
+        """Once stopped: wait until every call under way has settled (its answer counted and
+        cached, or it was stopped), those a unit left running included (a sibling in the
+        unit's gather whose neighbour was stopped)."""
+        while self.under_way:
+            await asyncio.sleep(0.02)
 
     @property
     def endpoint(self) -> str:
@@ -243,7 +251,12 @@ class Assessor:
         replayed = self.replay(key)
         if replayed is not None:
             return replayed
-        completion = await self._call_with_retries(request)
+        self.under_way += 1
+        try:
+            completion = await self._call_with_retries(request)
+        except BaseException:
+            self.under_way -= 1
+            raise
         try:
             if self._sem is not None and self._sem.locked():
                 # a call was waiting for this one's concurrency slot: let it send its request
@@ -256,6 +269,7 @@ class Assessor:
             self.stats.completion_tokens += completion.completion_tokens
             if key is not None and self.cache is not None:
                 self.cache.put(key, completion.to_json())
+            self.under_way -= 1
         return completion
 
     def _wait(self, state: RetryCallState) -> float:
@@ -316,6 +330,8 @@ class Assessor:
             async for attempt in retrying:
                 with attempt:
                     return await call()
+        except RefusedError:  # a PermanentError about this request only: the caller's to count
+            raise
         except PermanentError as exc:
             raise AssessorError(
                 f"{self.spec} at {self.endpoint} refused the request: {exc}{exc.hint}"

@@ -98,7 +98,7 @@ def test_ctrl_c_then_resume_pays_for_no_call_twice_and_counts_every_one(
         first = answered(server)
         partial = usage(out / "usage.json")  # written on the interrupt, with what it spent
         assert (partial["usage"]["calls"], partial["usage"]["prompt_tokens"],
-                partial["usage"]["completion_tokens"]) == totals(first)
+                partial["usage"]["completion_tokens"]) == totals(first), stopped.stderr
         assert partial["invocations"] == 1 and not partial["history"][0]["finished"]
         assert partial["usage"]["abandoned"] == 0
         assert list(out.glob("*.jsonl.partial"))  # the journal of the finished units

@@ -66,10 +66,13 @@ def _input_entry(path: str, mtime_ns: int, size: int) -> dict:
     return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "provenance": made_with}
 
 
-def usage_path(output: Path) -> Path:
+def usage_path(output: Path, folder: bool | None = None) -> Path:
     """Where a step's token usage is kept: `OUTPUT.usage.json` beside an output file,
-    `usage.json` inside an output folder (one judgment file per run)."""
-    if output.is_dir() or not output.suffix:
+    `usage.json` inside an output folder (one judgment file per run). `folder`: whether the
+    output is a folder (None: a folder that exists, or a name without a suffix)."""
+    if folder is None:
+        folder = output.is_dir() or not output.suffix
+    if folder:
         return output / "usage.json"
     return output.with_name(output.name + ".usage.json")
 

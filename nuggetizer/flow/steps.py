@@ -95,6 +95,7 @@ async def run_journalled(
             await run_bounded(todo, lambda unit: one(unit, bar), _in_flight(assessor),
                               lambda: assessor.stopping)
         if assessor.stopping:
+            await assessor.drained()
             raise Interrupted(f"{label}: {summary.done} of {len(todo)} {summary.unit} done "
                               "before the interrupt")
         finished = True
@@ -151,7 +152,6 @@ async def judge_targets(
                       unit=kinds.pop() if len(kinds) == 1 else "targets",
                       skipped_why="topic not in the answer key")
     stamp = _stamp(method, assessor, track)
-    out_dir.mkdir(parents=True, exist_ok=True)  # its usage.json goes inside
     outputs = {r: ResumableOutput(out_dir / run_file_name(r), lambda x: x["qid"], stamp)
                for r in targets}
     todo = []
@@ -170,7 +170,7 @@ async def judge_targets(
     await run_journalled(
         todo, lambda unit: method.judge(assessor, keys[unit[1]], targets[unit[0]][unit[1]]),
         lambda unit, record: outputs[unit[0]].add(record), stamp, summary, "assign", assessor,
-        UsageLedger(out_dir, summary.step))
+        UsageLedger(out_dir, summary.step, folder=True))
     for run_id, by_topic in targets.items():
         outputs[run_id].finish(q for q in by_topic if q in keys)
     return summary

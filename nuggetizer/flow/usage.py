@@ -70,8 +70,9 @@ class UsageLedger:
     """The usage record of one step's output, for one invocation: what the earlier ones
     recorded (read once, at the start) plus what this one has spent so far."""
 
-    def __init__(self, output: Path, step: str, made_from: Sequence[Path] = ()) -> None:
-        self.path = usage_path(output)
+    def __init__(self, output: Path, step: str, made_from: Sequence[Path] = (), *,
+                 folder: bool = False) -> None:
+        self.path = usage_path(output, folder)
         self.step = step
         self.made_from = list(made_from)
         self.started = _now()
