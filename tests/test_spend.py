@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from emulated import Server, emulator, small_track
+from emulated import Server, assessments, emulator, small_track
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tracks" / "sample"
@@ -104,6 +104,8 @@ def test_ctrl_c_then_resume_pays_for_no_call_twice_and_counts_every_one(
         assert list(out.glob("*.jsonl.partial"))  # the journal of the finished units
         done = run(command)
         every = answered(server)
+    answers = sum(len(r.read_text().splitlines()) for r in track[0])
+    assert len(assessments(out)) == answers and not list(out.glob("*.partial"))
     # no call answered twice: each request the server answered is a distinct one
     assert len(every) == len({r["digest"] for r in every}) > len(first)
     recorded = usage(out / "usage.json")
@@ -117,7 +119,7 @@ def test_ctrl_c_then_resume_pays_for_no_call_twice_and_counts_every_one(
                      r"tokens, cost [\d.]+ over 2 invocations", done.stderr), done.stderr
 
 
-def test_a_second_ctrl_c_stops_at_once_and_counts_the_abandoned_calls(
+def test_ctrl_c_stops_once_the_wait_is_over_and_counts_the_abandoned_calls(
         tmp_path: Path, track) -> None:
     out = tmp_path / "out"
     with emulator(tmp_path, "--latency", "5") as server:
