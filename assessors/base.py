@@ -23,18 +23,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import random
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
-
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    stop_before_delay,
-)
 
 from nuggetizer.cache import cache_key
 from nuggetizer.errors import AssessorError
@@ -51,6 +41,7 @@ from .protocol import (
     TransientError,
 )
 from .reasoning import BudgetExhausted, budget_exhausted, env_cap, raised_budget
+from .retrying import RetryPolicy
 from .stats import Parsed, Stats
 
 if TYPE_CHECKING:
@@ -58,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Assessor",
+    "CallsStopped",
     "Backend",
     "BackendError",
     "Completion",
@@ -83,16 +75,6 @@ def correction_message(reason: str) -> str:
     )
 
 
-def backoff(attempt: int, initial: float, maximum: float, retry_after: float | None) -> float:
-    """Seconds to wait before retry `attempt` (1-based): full jitter over an exponential
-    window, initial * 2**(attempt-1) capped at `maximum`, and at least the server's Retry-After.
-    """
-    delay = random.uniform(0.0, min(maximum, initial * 2 ** (attempt - 1)))
-    if retry_after is not None:
-        delay = max(delay, float(retry_after))
-    return delay
-
-
 # Refusals with no answer received at all before the run stops: a server that refuses the first
 # requests of a run, every one, is misconfigured (wrong structured mode, no log-probs, ...),
 # and the items are not to blame.
@@ -106,7 +88,12 @@ BUDGET_RAISES_SAID = 3  # token budgets raised that are said one by one (all are
 DEFAULT_REASKS = 4
 
 
-class Assessor(Adaptations):
+class CallsStopped(asyncio.CancelledError):
+    """Raised in place of a new call once `Assessor.stop_new_calls` was called (Ctrl-C): its
+    unit ends as cancelled, without cancelling the calls still in flight beside it."""
+
+
+class Assessor(Adaptations, RetryPolicy):
     """Owns, in this order: cache lookup -> classified retries -> concurrency limit -> backend."""
 
     prices: Any = None  # what its tokens cost (flow/dryrun.Prices), set by the command line
@@ -145,6 +132,21 @@ class Assessor(Adaptations):
         self.retry_max_wait = retry_max_wait
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
+        self.in_flight = 0  # calls sent whose answer has not come yet
+        self.under_way = 0  # calls not answered by the cache and not yet settled (counted)
+        self.stopping = False  # set by stop_new_calls: no call is sent any more
+
+    def stop_new_calls(self) -> None:
+        """Send no new call (each raises CallsStopped); the calls in flight finish, so their
+        answers are kept in the cache (Ctrl-C: cli/interrupt.py)."""
+        self.stopping = True
+
+    async def drained(self) -> None:
+        """Once stopped: wait until every call under way has settled (its answer counted and
+        cached, or it was stopped), those a unit left running included (a sibling in the
+        unit's gather whose neighbour was stopped)."""
+        while self.under_way:
+            await asyncio.sleep(0.02)
 
     def cache_key(self, request: Request) -> str:
         """Key of `request` as it is sent: what decides the output, never where the model is
@@ -194,8 +196,12 @@ class Assessor(Adaptations):
         if replayed is not None:
             return replayed
         options = self.options
+        self.under_way += 1
         try:
             completion = await self._call_with_retries(request)
+        except BaseException:
+            self.under_way -= 1
+            raise
         finally:
             if self.learned(options) and key is not None:
                 key = self.cache_key(request)  # stored under what was sent
@@ -212,58 +218,31 @@ class Assessor(Adaptations):
             self.stats.reasoning_tokens += completion.reasoning_tokens
             if key is not None and self.cache is not None:
                 self.cache.put(key, completion.to_json())
+            self.under_way -= 1
         return completion
 
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome is not None else None
-        after = getattr(exc, "retry_after", None)
-        return backoff(state.attempt_number, self.retry_wait, self.retry_max_wait, after)
-
-    def _before_sleep(self, state: RetryCallState) -> None:
-        self.stats.retries += 1
-        exc = state.outcome.exception() if state.outcome is not None else None
-        log.warning(
-            "%s: transient failure (attempt %d of %d), retrying in %.1f s: %s",
-            self.endpoint, state.attempt_number, self.max_retries + 1,
-            state.upcoming_sleep, exc,
-        )
-
     async def _call_with_retries(self, request: Request) -> Completion:
-        """The backend's completion; TransientErrors retried (tenacity) with backoff, within
-        both `max_retries` and `retry_budget` seconds (so a server that keeps failing is given
-        up on in bounded time), then an AssessorError that says what was tried."""
-        stop = stop_after_attempt(self.max_retries + 1)
-        if self.retry_budget is not None:
-            stop = stop | stop_before_delay(self.retry_budget)
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(TransientError),
-            stop=stop,
-            wait=self._wait,
-            before_sleep=self._before_sleep,
-            reraise=True,
-        )
-        started = time.monotonic()
+        """The backend's completion, retried (`retried`) with the concurrency limit held per
+        attempt; a refusal is counted, and raised."""
+
+        async def attempt() -> Completion:
+            async with self._semaphore():  # held per attempt, not while backing off
+                if self.stopping:
+                    raise CallsStopped("no new call: the command was interrupted")
+                self.in_flight += 1
+                try:
+                    return await self.backend.complete(request)
+                except asyncio.CancelledError:
+                    self.stats.abandoned += 1
+                    raise
+                finally:
+                    self.in_flight -= 1
+
         try:
-            async for attempt in retrying:
-                with attempt:
-                    async with self._semaphore():  # held per attempt, not while backing off
-                        return await self.backend.complete(request)
+            return await self.retried(attempt)
         except RefusedError as exc:
             self._count_refusal(exc)
             raise
-        except PermanentError as exc:
-            raise AssessorError(
-                f"{self.spec} at {self.endpoint} refused the request: {exc}{exc.hint}"
-            ) from exc
-        except TransientError as exc:
-            attempts = retrying.statistics.get("attempt_number", 1)
-            raise AssessorError(
-                f"{self.spec} at {self.endpoint}: gave up after {attempts} attempts in "
-                f"{time.monotonic() - started:.0f} s (limits: {self.max_retries + 1} attempts, "
-                f"{self.retry_budget} s; $NUGGETIZER_MAX_RETRIES, $NUGGETIZER_RETRY_BUDGET); "
-                f"last error: {exc}{exc.hint}"
-            ) from exc
-        raise AssertionError("unreachable: tenacity either returns or raises")
 
     def _count_refusal(self, exc: RefusedError) -> None:
         """Count a refusal and keep its reason; AssessorError when every request of the run so

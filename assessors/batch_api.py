@@ -1,33 +1,38 @@
-"""The OpenAI Batch API over aiohttp: upload a JSONL file of chat requests, create a batch,
-poll it, download its output and error files.
+"""The OpenAI Batch API through the openai SDK: upload a JSONL file of chat requests, create
+a batch, poll it, download its output and error files.
 
-A request line is `{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`,
-the body exactly what a live call sends (OpenAIBackend.request_args). An output line is
-`{"id", "custom_id", "response": {"status_code", "body"}, "error"}`: the format of OpenAI's
-output and error files, and of vLLM's `python -m vllm.entrypoints.openai.run_batch`.
+Off the hot path (a few calls per batch), so the SDK's convenience costs nothing here; its own
+retries are off (max_retries=0): every call goes through the Assessor's one retry policy
+(`Assessor.retried`), and every failure through the one classifier (outcomes.py), as a chat
+completion's would. A request line is `{"custom_id", "method": "POST", "url":
+"/v1/chat/completions", "body"}`, the body exactly what a live call sends
+(OpenAIBackend.request_args). An output line is `{"id", "custom_id", "response":
+{"status_code", "body"}, "error"}`: the format of OpenAI's output and error files, and of
+vLLM's `python -m vllm.entrypoints.openai.run_batch`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-import aiohttp
+import openai
 
 from nuggetizer.errors import AssessorError
 
-from .base import backoff
-from .outcomes import error_message, retry_after_seconds
-from .transport import env_proxy
+from .outcomes import classify_status, classify_transport, error_message
+from .protocol import RefusedError
 
 __all__ = ["TERMINAL", "BatchClient", "BatchError", "LineResult", "read_results",
            "request_line"]
 
+T = TypeVar("T")
+Retried = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
 CHAT_URL = "/v1/chat/completions"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
-ATTEMPTS = 6  # per HTTP call of the Batch API, for 429, 5xx and connections that fail
+TIMEOUT = 300.0  # seconds per call of the Batch API (an upload or a download can be large)
 
 
 class BatchError(AssessorError):
@@ -73,81 +78,75 @@ def read_results(text: str) -> dict[str, LineResult]:
 
 
 class BatchClient:
-    """The files and batches endpoints of one OpenAI-compatible base URL (".../v1")."""
+    """The files and batches endpoints of one OpenAI-compatible base URL (".../v1"), every
+    call made through `retried` (the Assessor's retry policy: `Assessor.retried`)."""
 
-    def __init__(self, base_url: str, api_key: str | None, *, timeout: float = 300.0,
-                 retry_wait: float = 1.0) -> None:
+    def __init__(self, base_url: str, api_key: str | None, retried: Retried, *,
+                 timeout: float = TIMEOUT) -> None:
         self.base_url = base_url.rstrip("/")
-        self.retry_wait = retry_wait
-        headers = {"User-Agent": "nuggetizer"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._headers = headers
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._proxy, self._proxy_auth = env_proxy(self.base_url)
-        self._session: aiohttp.ClientSession | None = None
+        self.timeout = timeout
+        self._retried = retried
+        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=api_key or "EMPTY",
+                                          max_retries=0, timeout=timeout)
 
     async def upload(self, data: bytes, name: str) -> str:
         """The id of the uploaded batch input file."""
-        def form() -> aiohttp.FormData:
-            fields = aiohttp.FormData()
-            fields.add_field("purpose", "batch")
-            fields.add_field("file", data, filename=name, content_type="application/jsonl")
-            return fields
-
-        answer = json.loads(await self._call("POST", "/files", form))
-        return str(answer["id"])
+        made = await self._call(f"POST {self.base_url}/files", lambda: self._client.files.create(
+            file=(name, data, "application/jsonl"), purpose="batch"))
+        return str(made.id)
 
     async def create(self, file_id: str, metadata: dict[str, str] | None = None
                      ) -> dict[str, Any]:
         """The batch created over the uploaded file (24 h window, chat completions)."""
-        body = {"input_file_id": file_id, "endpoint": CHAT_URL, "completion_window": "24h",
-                "metadata": metadata or {}}
-        return dict(json.loads(await self._call("POST", "/batches", lambda: body)))
+        batch = await self._call(f"POST {self.base_url}/batches", lambda: self._client.batches
+                                 .create(input_file_id=file_id, endpoint=CHAT_URL,
+                                         completion_window="24h", metadata=metadata or {}))
+        return dict(batch.model_dump())
 
     async def find(self, file_id: str) -> dict[str, Any] | None:
         """The newest batch made from the uploaded file `file_id`, None if there is none (a
         command killed after creating a batch and before recording it)."""
-        listed = json.loads(await self._call("GET", "/batches?limit=100"))
-        return next((dict(b) for b in listed.get("data") or []
-                     if b.get("input_file_id") == file_id), None)
+        page = await self._call(f"GET {self.base_url}/batches",
+                                lambda: self._client.batches.list(limit=100))
+        return next((dict(b.model_dump()) for b in page.data if b.input_file_id == file_id),
+                    None)
 
     async def get(self, batch_id: str) -> dict[str, Any]:
         """The batch as the server sees it now (status, request_counts, file ids)."""
-        return dict(json.loads(await self._call("GET", f"/batches/{batch_id}")))
+        batch = await self._call(f"GET {self.base_url}/batches/{batch_id}",
+                                 lambda: self._client.batches.retrieve(batch_id))
+        return dict(batch.model_dump())
 
     async def content(self, file_id: str) -> str:
         """The text of an output or error file."""
-        return (await self._call("GET", f"/files/{file_id}/content")).decode("utf-8")
+        answer = await self._call(f"GET {self.base_url}/files/{file_id}/content",
+                                  lambda: self._client.files.content(file_id))
+        return str(answer.text)
 
-    async def _call(self, method: str, path: str, payload: Any = None) -> bytes:
-        """The body answered; 429, 5xx and failed connections retried with backoff."""
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(headers=self._headers, timeout=self._timeout)
-        url = self.base_url + path
-        last = ""
-        for attempt in range(1, ATTEMPTS + 1):
-            data = payload() if payload is not None else None
-            kwargs: dict[str, Any] = {"json": data} if isinstance(data, dict) else {"data": data}
+    async def _call(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()` through the retry policy, the SDK's failures classified as a chat
+        completion's (429, 5xx and failed connections retried; 401/403/404 stop the run); a
+        4xx about the request itself is a BatchError."""
+
+        async def once() -> T:
             try:
-                async with self._session.request(method, url, proxy=self._proxy,
-                                                 proxy_auth=self._proxy_auth,
-                                                 **kwargs) as response:
-                    status, content = response.status, await response.read()
-                    headers = response.headers
-            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-                last, after = f"connection failed: {exc or type(exc).__name__}", None
-            else:
-                if 200 <= status < 300:
-                    return content
-                last = f"HTTP {status}: {error_message(content)}"
-                if status != 429 and status < 500:
-                    raise BatchError(f"{method} {url}: {last}")
-                after = retry_after_seconds(headers)
-            if attempt < ATTEMPTS:
-                await asyncio.sleep(backoff(attempt, self.retry_wait, 60.0, after))
-        raise BatchError(f"{method} {url}: gave up after {ATTEMPTS} attempts; last error: {last}")
+                return await call()
+            except openai.APIStatusError as exc:
+                verdict = classify_status(exc.status_code, exc.response.headers,
+                                          exc.response.content)
+            except openai.APIConnectionError as exc:
+                found = classify_transport(exc, timeouts=(openai.APITimeoutError,),
+                                           failures=(openai.APIConnectionError,),
+                                           timeout=self.timeout)
+                if found is None:  # unreachable: every APIConnectionError is a failure
+                    raise
+                verdict = found
+            raise verdict.error(what)
+
+        try:
+            return await self._retried(once)
+        except RefusedError as exc:
+            raise BatchError(f"{what}: {exc}") from exc
 
     async def close(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
+        await self._client.close()

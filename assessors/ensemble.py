@@ -73,6 +73,25 @@ class Ensemble:
         total.refusal_reasons = total.refusal_reasons[:REFUSAL_REASONS_KEPT]
         return total
 
+    @property
+    def in_flight(self) -> int:
+        """Calls sent and not yet answered, over every member."""
+        return sum(m.in_flight for m in self.members)
+
+    @property
+    def stopping(self) -> bool:
+        return any(m.stopping for m in self.members)
+
+    def stop_new_calls(self) -> None:
+        """Ctrl-C: no member sends a new call; those in flight finish (Assessor's)."""
+        for member in self.members:
+            member.stop_new_calls()
+
+    async def drained(self) -> None:
+        """Once stopped: every member's calls under way have settled."""
+        for member in self.members:
+            await member.drained()
+
     async def complete(self, request: Request) -> Completion:
         """A raw completion: the first member's (not voted on)."""
         return await self.lead.complete(request)

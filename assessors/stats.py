@@ -39,7 +39,11 @@ class Stats:
     `cached_*`: the usage stored with the calls the cache replayed (spent earlier, free now).
     `budget_raises`: answers a reasoning model left empty at its token budget, asked again
     with a larger one; `adaptations`: request parameters changed because the server refused
-    them (e.g. max_tokens -> max_completion_tokens)."""
+    them (e.g. max_tokens -> max_completion_tokens).
+    `batch_*`: the answers of batches this command sent (--batch-api), counted when the step
+    replays them (so they are among the cache hits too): spent, at the batch price.
+    `abandoned`: calls sent whose answer never came because the command was stopped (the
+    server may have charged them; their tokens are not known)."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -55,6 +59,11 @@ class Stats:
     cached_reasoning_tokens: int = 0
     budget_raises: int = 0
     adaptations: int = 0
+    batch_calls: int = 0
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
+    batch_reasoning_tokens: int = 0
+    abandoned: int = 0
     refusal_reasons: list[str] = dataclasses.field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:

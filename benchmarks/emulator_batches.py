@@ -13,7 +13,10 @@ Settings (POST /_control, with the chat ones):
   batch_fail_rate  share of lines answered HTTP 500 in the error file (a hash of the seed, the
                    line's custom_id and how many times that custom_id was batched before)
   batch_fail       [TEXT, ...]: a line whose messages contain TEXT always fails
-GET /_stats has the counters under "batches": files, batches (created), lines, polls.
+  batch_busy       N: the next N calls of the files and batches endpoints answer HTTP 429
+                   (Retry-After 0.05 s), as a busy Batch API does
+GET /_stats has the counters under "batches": files, batches (created), lines, polls, busy
+(the 429s answered).
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ class Batches:
         self.emulator = emulator
         self.settings: dict[str, Any] = {"batch_polls": 1, "batch_hold": False,
                                          "batch_expire": None, "batch_fail_rate": 0.0,
-                                         "batch_fail": []}
-        self.counts = {"files": 0, "batches": 0, "lines": 0, "polls": 0}
+                                         "batch_fail": [], "batch_busy": 0}
+        self.counts = {"files": 0, "batches": 0, "lines": 0, "polls": 0, "busy": 0}
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.polls: dict[str, int] = {}
@@ -71,6 +74,11 @@ class Batches:
         if where is None:
             return None
         kind, rest = parts[where], parts[where + 1:]
+        if int(self.settings["batch_busy"]) > 0:
+            self.settings["batch_busy"] = int(self.settings["batch_busy"]) - 1
+            self.counts["busy"] += 1
+            return 429, {"retry-after-ms": "50", "retry-after": "1"}, {
+                "error": {"message": "emulated 429 (batch_busy)", "type": "rate_limit"}}
         if kind == "files" and method == "POST" and not rest:
             data = multipart_file(raw, headers.get("content-type", ""))
             if data is None:

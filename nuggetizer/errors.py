@@ -37,6 +37,13 @@ class AssessorError(NuggetizerError):
     exit_code = 1
 
 
+class Interrupted(NuggetizerError):
+    """Ctrl-C: the step stopped sending and let the calls in flight finish (cli/interrupt.py);
+    its finished units and what it spent are kept."""
+
+    exit_code = 130
+
+
 def first_error(exc: BaseException) -> NuggetizerError | None:
     """The toolkit error inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
     if isinstance(exc, NuggetizerError):

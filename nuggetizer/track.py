@@ -39,11 +39,15 @@ class Relevance(BaseModel):
 
 
 class TrackPrices(BaseModel):
-    """The `[prices]` table: per million tokens, for `--dry-run` (--price-in/--price-out win)."""
+    """The `[prices]` table: per million tokens, for `--dry-run` and the cost of what a run
+    spends (--price-in/--price-out win); batch_* for --batch-api (the options win)."""
 
     model_config = ConfigDict(extra="forbid")
     input: float | None = Field(None, ge=0)
     output: float | None = Field(None, ge=0)
+    batch_input: float | None = Field(None, ge=0)
+    batch_output: float | None = Field(None, ge=0)
+    batch_discount: float | None = Field(None, ge=0, le=1)
 
 
 class Track(BaseModel):

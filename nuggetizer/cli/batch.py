@@ -34,15 +34,16 @@ def batch_options(command: Callable[..., T]) -> Callable[..., T]:
 
 
 def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> Any:
-    """The Batcher the options ask for (its state under `folder`/.batches), else None."""
+    """The Batcher the options ask for (its state under `folder`/.batches), else None. With
+    --dry-run, none: the dry run counts the same calls, priced at the batch prices."""
     if not options.get("batch_api"):
         if options.get("batch_write_only"):
             click.echo("note: --batch-write-only goes with --batch-api; ignored", err=True)
         return None
     if options.get("dry_run"):
-        from nuggetizer.errors import ConfigError
-
-        raise ConfigError("--dry-run counts the calls; --batch-api sends them: choose one")
+        if assessor.prices is not None:
+            assessor.prices = assessor.prices.batched()
+        return None
     from nuggetizer.flow.batching import Batcher
 
     if not isinstance(assessor, Assessor):

@@ -16,8 +16,14 @@ from nuggetizer.assessors.aggregation import AGGREGATES
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
 from nuggetizer.cache import Cache, default_cache_path
-from nuggetizer.errors import AssessorError, ConfigError, NuggetizerError, first_error
-from nuggetizer.flow.dryrun import Prices
+from nuggetizer.errors import (
+    AssessorError,
+    ConfigError,
+    Interrupted,
+    NuggetizerError,
+    first_error,
+)
+from nuggetizer.flow.dryrun import DEFAULT_BATCH_DISCOUNT, Prices
 from nuggetizer.methods.registry import method_names
 
 T = TypeVar("T")
@@ -162,6 +168,17 @@ def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
         click.option("--price-out", type=float, default=None,
                      help="price per million completion tokens (as --price-in) [track: "
                           "[prices] output]"),
+        click.option("--batch-price-in", type=float, default=None,
+                     help="--batch-api: price per million prompt tokens of a batch answer "
+                          "[track: [prices] batch_input; default: --price-in less "
+                          "--batch-discount]"),
+        click.option("--batch-price-out", type=float, default=None,
+                     help="--batch-api: price per million completion tokens of a batch "
+                          "answer [track: [prices] batch_output; default: --price-out less "
+                          "--batch-discount]"),
+        click.option("--batch-discount", type=click.FloatRange(0, 1), default=None,
+                     help="--batch-api: the share of the live price a batch answer does not "
+                          "cost [track: [prices] batch_discount; default: 0.5, OpenAI's]"),
         click.option("--completion-ratio", type=float, default=None,
                      help="dry run: expected completion tokens per prompt token, capped at "
                           "each call's max_tokens [default: 0.05]"),
@@ -208,12 +225,16 @@ def parse_pairs(pairs: tuple[str, ...], flags: dict[str, Any] | None = None) -> 
 
 
 def prices_from(options: dict[str, Any], table: Any = None) -> Prices:
-    """--price-in/--price-out, else the track's [prices] table."""
-    return Prices(
-        input=options.get("price_in") if options.get("price_in") is not None
-        else getattr(table, "input", None),
-        output=options.get("price_out") if options.get("price_out") is not None
-        else getattr(table, "output", None))
+    """--price-in/--price-out and the batch prices, each else the track's [prices] table."""
+    def given(option: str, key: str) -> Any:
+        value = options.get(option)
+        return value if value is not None else getattr(table, key, None)
+
+    discount = given("batch_discount", "batch_discount")
+    return Prices(input=given("price_in", "input"), output=given("price_out", "output"),
+                  batch_input=given("batch_price_in", "batch_input"),
+                  batch_output=given("batch_price_out", "batch_output"),
+                  batch_discount=DEFAULT_BATCH_DISCOUNT if discount is None else discount)
 
 
 def make_one_assessor(options: dict[str, Any], fallback: str | None = None,
@@ -277,14 +298,22 @@ def make_assessor_from(options: dict[str, Any], fallback: str | Sequence[str] | 
 
 
 def run_with(assessor: Assessor, work: Coroutine[Any, Any, T]) -> T:
-    """Run a step's coroutine; the assessor (and its backend) is closed whatever happens."""
+    """Run a step's coroutine; the assessor (and its backend) is closed whatever happens.
+    Ctrl-C lets the calls in flight finish first (cli/interrupt.py), then ends as a
+    KeyboardInterrupt (the error group says what is kept)."""
+    from nuggetizer.cli.interrupt import drain_on_interrupt
+
     async def main() -> T:
         try:
-            return await work
+            with drain_on_interrupt(assessor):
+                return await work
         finally:
             await assessor.aclose()
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    except (Interrupted, asyncio.CancelledError):
+        raise KeyboardInterrupt from None
 
 
 def embedded_note(assessor: Assessor) -> None:

@@ -193,7 +193,7 @@ async def grade_then_build(
         click.echo(f"note: {skipped} of {len(topic_map)} topics have no passage graded >= "
                    f"{grade} in {graded_qrels}: they get no key (and no score); a lower "
                    f"threshold ({lower}) builds from every graded passage", err=True)
-    built = await build_keys(method, inputs, assessor, key, track, skipped)
+    built = await build_keys(method, inputs, assessor, key, track, skipped, [graded_qrels])
     return graded.assessed.summary, built
 
 

@@ -75,9 +75,11 @@ class BatchAssessor(Assessor):
     record the calls the cache does not hold (its own counters); else (the real run, the
     real counters): refuse them with the batch's reason, never send them."""
 
-    def __init__(self, real: Assessor, failed: dict[str, str], collecting: bool) -> None:
+    def __init__(self, real: Assessor, failed: dict[str, str], collecting: bool,
+                 folded: dict[str, tuple[int, int, int]] | None = None) -> None:
         self.__dict__.update(real.__dict__)
         self.failed = failed
+        self.folded = folded if folded is not None else {}
         self.collecting = collecting
         self.pending: dict[str, dict[str, Any]] = {}
         if collecting:
@@ -87,6 +89,12 @@ class BatchAssessor(Assessor):
         key = self.cache_key(request)
         replayed = self.replay(key)
         if replayed is not None:
+            spent = None if self.collecting else self.folded.pop(key, None)
+            if spent is not None:  # a batch's answer: paid for, at the batch price
+                self.stats.batch_calls += 1
+                self.stats.batch_prompt_tokens += spent[0]
+                self.stats.batch_completion_tokens += spent[1]
+                self.stats.batch_reasoning_tokens += spent[2]
             return replayed
         reason = self.failed.get(key)
         if self.collecting:
@@ -101,10 +109,11 @@ class BatchAssessor(Assessor):
 
 def fold_results(cache: Cache, requests: dict[str, dict[str, Any]],
                  results: dict[str, LineResult], missing: str,
-                 usage: list[int] | None = None) -> dict[str, str]:
+                 folded: dict[str, tuple[int, int, int]] | None = None) -> dict[str, str]:
     """Store every answered request's completion in `cache` under its custom_id (its cache
     key), as a live call would have; cache key -> reason for the others (`missing`: the
-    reason of a request with no line at all). `usage`: [prompt, completion] tokens, added to."""
+    reason of a request with no line at all). `folded`: cache key -> (prompt, completion,
+    reasoning) tokens of each answer stored, added to."""
     failures: dict[str, str] = {}
     for key, body in requests.items():
         result = results.get(key)
@@ -118,9 +127,9 @@ def fold_results(cache: Cache, requests: dict[str, dict[str, Any]],
             failures[key] = str(exc)
             continue
         cache.put(key, completion.to_json())
-        if usage is not None:
-            usage[0] += completion.prompt_tokens
-            usage[1] += completion.completion_tokens
+        if folded is not None:
+            folded[key] = (completion.prompt_tokens, completion.completion_tokens,
+                           completion.reasoning_tokens)
     return failures
 
 
@@ -149,6 +158,9 @@ class Batcher:
         self.failed: dict[str, str] = {}
         self.rounds = self.batches = self.sent = self.resumed = 0
         self.usage = [0, 0]  # prompt and completion tokens of the answers folded
+        # the answers folded and not yet replayed by the step's real run, which counts them
+        # as spent (Stats.batch_*): cache key -> (prompt, completion) tokens
+        self.folded: dict[str, tuple[int, int, int]] = {}
 
     async def run(self, step: str, work: Callable[[Assessor, Path | None], Awaitable[T]]) -> T:
         """`work(assessor, folder)` (folder None: the real outputs) batched: rounds into
@@ -174,7 +186,8 @@ class Batcher:
         else:
             click.echo(f"batch {step}: still new calls after {self.max_rounds} rounds; the "
                        "rest are left unjudged", err=True)
-        final = BatchAssessor(self.assessor, self.failed, collecting=False)
+        final = BatchAssessor(self.assessor, self.failed, collecting=False,
+                              folded=self.folded)
         result = await work(final, None)
         for state in self.folder.glob(f"{step}-*.json"):
             state.unlink()
@@ -236,7 +249,8 @@ class Batcher:
         def save() -> None:
             write_text_atomic(state_path, json.dumps(state, indent=1) + "\n")
 
-        client = BatchClient(self.backend.endpoints[0], self.backend.api_key)
+        client = BatchClient(self.backend.endpoints[0], self.backend.api_key,
+                             self.assessor.retried)
         label = f"batch {step} ({requests_path.name})"
         try:
             if "batch_id" in state:
@@ -271,12 +285,27 @@ class Batcher:
         status = str(batch.get("status"))
         errors = (batch.get("errors") or {}).get("data") or []
         why = f": {errors[0].get('message')}" if errors and isinstance(errors[0], dict) else ""
+        folded: dict[str, tuple[int, int, int]] = {}
         state["failed"] = fold_results(self.cache, requests, results,
                                        f"the batch ended {status}{why} without this request",
-                                       self.usage)
+                                       folded)
+        self._add_folded(folded)
         state["status"] = status
         save()
         return dict(state["failed"])
+
+    def _add_folded(self, folded: dict[str, tuple[int, int, int]]) -> None:
+        """Answers folded into the cache, to be counted as spent when the step uses them."""
+        self.folded.update(folded)
+        self.usage[0] += sum(spent[0] for spent in folded.values())
+        self.usage[1] += sum(spent[1] for spent in folded.values())
+
+    def _count_folded(self, stored: dict[str, dict[str, Any] | None]) -> None:
+        """The answers an earlier command folded (cache key -> the cache's JSON) and never
+        used: spent for this command's step."""
+        self._add_folded({key: (c.prompt_tokens, c.completion_tokens, c.reasoning_tokens)
+                          for key, data in stored.items() if data is not None
+                          for c in [Completion.from_json(data, cached=True)]})
 
     async def _poll(self, client: BatchClient, batch_id: str, total: int, label: str
                     ) -> dict[str, Any]:

@@ -104,23 +104,63 @@ class DryAssessor(Assessor):
         raise DryRefusal("dry run: not sent")
 
 
+DEFAULT_BATCH_DISCOUNT = 0.5  # OpenAI's Batch API: half the price of a live call
+
+
 @dataclass
 class Prices:
-    """US dollars (or any currency) per million tokens."""
+    """US dollars (or any currency) per million tokens: a live call's, and a batch answer's
+    (`batch_input`/`batch_output` when given, else the live price less `batch_discount`, the
+    share taken off). `batch`: these are the batch prices (a dry run of a --batch-api step)."""
 
     input: float | None = None
     output: float | None = None
+    batch_input: float | None = None
+    batch_output: float | None = None
+    batch_discount: float = DEFAULT_BATCH_DISCOUNT
+    batch: bool = False
+
+    @property
+    def known(self) -> bool:
+        """Whether any price was given."""
+        return any(p is not None for p in (self.input, self.output, self.batch_input,
+                                           self.batch_output))
+
+    def _batch_price(self, given: float | None, live: float | None) -> float:
+        if given is not None:
+            return given
+        return (live or 0.0) * (1.0 - self.batch_discount)
+
+    def batched(self) -> Prices:
+        """The batch prices as the prices of every call (a dry run of a --batch-api step)."""
+        return Prices(self._batch_price(self.batch_input, self.input),
+                      self._batch_price(self.batch_output, self.output),
+                      batch_discount=self.batch_discount, batch=True) if self.known else self
 
     def spent(self, tokens: dict[str, int]) -> float | None:
-        """The cost of the tokens a step spent (its usage counters), None without prices."""
-        if self.input is None and self.output is None:
+        """The cost of the tokens a step spent (its usage counters: the live calls' tokens at
+        the live prices, the batch answers' at the batch prices), None without prices."""
+        if not self.known:
             return None
-        return (tokens.get("prompt_tokens", 0) * (self.input or 0.0)
-                + tokens.get("completion_tokens", 0) * (self.output or 0.0)) / 1e6
+        live = (tokens.get("prompt_tokens", 0) * (self.input or 0.0)
+                + tokens.get("completion_tokens", 0) * (self.output or 0.0))
+        batch = (tokens.get("batch_prompt_tokens", 0)
+                 * self._batch_price(self.batch_input, self.input)
+                 + tokens.get("batch_completion_tokens", 0)
+                 * self._batch_price(self.batch_output, self.output))
+        return (live + batch) / 1e6
 
-    def recorded(self) -> dict[str, float | None]:
-        """The prices as provenance records them."""
-        return {"input_per_million": self.input, "output_per_million": self.output}
+    def recorded(self, batch: bool = False) -> dict[str, float | None] | None:
+        """The prices as provenance records them (per million tokens), with the batch prices
+        when batch answers were priced (`batch`); None without any price."""
+        if not self.known:
+            return None
+        prices = {"input_per_million": self.input, "output_per_million": self.output}
+        if batch:
+            prices["batch_input_per_million"] = self._batch_price(self.batch_input, self.input)
+            prices["batch_output_per_million"] = self._batch_price(self.batch_output,
+                                                                   self.output)
+        return prices
 
     def cost(self, ledger: Ledger) -> tuple[float, float] | None:
         """(expected, at most) of the calls to make, None without prices."""
@@ -148,7 +188,8 @@ def report_lines(step: str, ledger: Ledger, tokenizer: Tokenizer, prices: Prices
         line += f"; about {ledger.estimated_calls} more calls not rendered"
     cost = prices.cost(ledger)
     if cost is not None:
-        line += f"; cost about {cost[0]:.4f} (at most {cost[1]:.4f})"
+        at = " at batch prices" if prices.batch else ""
+        line += f"; cost about {cost[0]:.4f} (at most {cost[1]:.4f}){at}"
     lines = [line]
     if note:
         lines.append(f"dry run {step}: {note}")

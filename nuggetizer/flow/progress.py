@@ -110,11 +110,13 @@ class Summary:
     skipped_why: str = ""
     unjudged: int = 0
     started: float = field(default_factory=time.monotonic)
-    tokens: dict[str, int] | None = None  # this step's token usage (see `usage_of`)
+    tokens: dict[str, int] | None = None  # this invocation's usage (see `usage_of`)
     prices: Any = None  # the assessor's prices (flow/dryrun.Prices), when it was given some
     voted: int = 0  # items an ensemble voted on (flow/votes.py)
     disagreements: int = 0  # of those, the items whose votes differ
     disagreement_list: Any = None  # where they are listed
+    total: dict[str, Any] | None = None  # the usage of every invocation of the step so far
+    invocations: int = 1  # invocations of the step whose usage `total` sums (flow/usage.py)
 
     @property
     def cost(self) -> float | None:
@@ -153,7 +155,13 @@ class Summary:
         if cost is not None:
             parts.append(f"cost {cost:.4f}")
         parts.append(f"{time.monotonic() - self.started:.1f} s")
-        return f"{self.step}: " + ", ".join(parts)
+        line = f"{self.step}: " + ", ".join(parts)
+        if self.invocations > 1 and self.total is not None:
+            line += (f"; usage: this run {spend_text(self.tokens or {}, cost)}, added to "
+                     f"{self.invocations - 1} earlier: all runs "
+                     f"{spend_text(self.total, self.total.get('cost'))} over "
+                     f"{self.invocations} invocations")
+        return line
 
 
 TOKEN_FIELDS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens",
@@ -162,14 +170,15 @@ TOKEN_FIELDS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens",
 
 
 def usage_of(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
-    """What one step spent: the difference of the assessor's counters (Stats.as_dict) taken
-    before and after it (an assessor may serve several steps of one command)."""
-    return {name: int(after.get(name, 0)) - int(before.get(name, 0)) for name in TOKEN_FIELDS}
+    """What one step spent: the difference of every counter of the assessor (Stats.as_dict)
+    taken before and after it (an assessor may serve several steps of one command)."""
+    return {name: int(after.get(name, 0)) - int(before.get(name, 0)) for name in after}
 
 
 def token_text(tokens: dict[str, int]) -> str:
-    """`P prompt + C completion tokens (of which R reasoning) (cached: P' + C')`: reasoning
-    tokens are part of the completion tokens, as the servers count (and bill) them."""
+    """`P prompt + C completion tokens (of which R reasoning) (replayed from the cache:
+    P' + C'); batch: B answers, P'' + C'' tokens`: reasoning tokens are part of the completion
+    tokens, as the servers count (and bill) them."""
     text = (f"{tokens.get('prompt_tokens', 0)} prompt + "
             f"{tokens.get('completion_tokens', 0)} completion tokens")
     if tokens.get("reasoning_tokens", 0):
@@ -177,4 +186,22 @@ def token_text(tokens: dict[str, int]) -> str:
     cached = (tokens.get("cached_prompt_tokens", 0), tokens.get("cached_completion_tokens", 0))
     if any(cached):
         text += f" (replayed from the cache: {cached[0]} + {cached[1]})"
+    if tokens.get("batch_calls"):
+        text += (f"; batch: {tokens['batch_calls']} answers, "
+                 f"{tokens.get('batch_prompt_tokens', 0)} + "
+                 f"{tokens.get('batch_completion_tokens', 0)} tokens at the batch price")
+    if tokens.get("abandoned"):
+        text += (f"; {tokens['abandoned']} calls abandoned in flight (may be charged, tokens "
+                 "unknown)")
     return text
+
+
+def spend_text(tokens: dict[str, Any], cost: float | None) -> str:
+    """`N calls, P prompt + C completion tokens[, B batch answers][, cost X]`: what was paid
+    for (the cache's replays left out)."""
+    text = (f"{tokens.get('calls', 0)} calls, {tokens.get('prompt_tokens', 0)} prompt + "
+            f"{tokens.get('completion_tokens', 0)} completion tokens")
+    if tokens.get("batch_calls"):
+        text += (f", {tokens['batch_calls']} batch answers ({tokens.get('batch_prompt_tokens', 0)}"
+                 f" + {tokens.get('batch_completion_tokens', 0)} tokens)")
+    return text + ("" if cost is None else f", cost {float(cost):.4f}")

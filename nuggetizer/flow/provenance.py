@@ -66,41 +66,67 @@ def _input_entry(path: str, mtime_ns: int, size: int) -> dict:
     return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "provenance": made_with}
 
 
-def beside(output: Path, name: str) -> Path:
-    """`OUTPUT.NAME` beside an output file, `NAME` inside an output folder."""
-    if output.is_dir() or not output.suffix:
+def beside(output: Path, name: str, folder: bool | None = None) -> Path:
+    """`OUTPUT.NAME` beside an output file, `NAME` inside an output folder. `folder`: whether
+    the output is a folder (None: a folder that exists, or a name without a suffix)."""
+    if folder is None:
+        folder = output.is_dir() or not output.suffix
+    if folder:
         return output / name
     return output.with_name(f"{output.name}.{name}")
 
 
-def usage_path(output: Path) -> Path:
+def usage_path(output: Path, folder: bool | None = None) -> Path:
     """Where a step's token usage is kept: `OUTPUT.usage.json` beside an output file,
     `usage.json` inside an output folder (one judgment file per run)."""
-    return beside(output, "usage.json")
+    return beside(output, "usage.json", folder)
 
 
 def usage_of_input(path: Path) -> dict | None:
-    """The usage recorded for the step that made the input `path`, if any."""
+    """The usage recorded for the step that made the input `path`, if any (beside it, else
+    the `usage.json` of its folder, for a judgment file)."""
     for candidate in (path.with_name(path.name + ".usage.json"), path.parent / "usage.json"):
         if candidate.is_file():
-            try:
-                return json.loads(candidate.read_text(encoding="utf-8"))
-            except ValueError:
-                return None
+            return _read_json(candidate)
     return None
 
 
+def _read_json(path: Path) -> dict | None:
+    """The JSON object in `path`; None when there is none or it cannot be read."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def usage_steps(record: dict) -> dict[str, dict]:
+    """step -> usage of a usage record (flow/usage.py): its own step's, then those of the
+    steps that made its inputs (`inputs`: the grading of a graded pool, for its key)."""
+    steps: dict[str, dict] = {}
+    if isinstance(record.get("usage"), dict):
+        steps[str(record.get("step"))] = record["usage"]
+    inputs = record.get("inputs")
+    for step, usage in (inputs.items() if isinstance(inputs, dict) else ()):
+        if isinstance(usage, dict):
+            steps.setdefault(str(step), usage)
+    return steps
+
+
 def write_sidecar(output: Path, inputs: list[Path]) -> None:
-    """Record beside a TSV output which inputs (with hashes and provenance) it was made from,
-    and the token usage of the steps that made them (`usage`, one entry per step)."""
+    """Record beside an output (a TSV, graded qrels) which inputs (with hashes and provenance)
+    it was made from, and the token usage of the steps that made it and them (`usage`, one
+    entry per step)."""
     entries = []
     usage: dict[str, dict] = {}
+    own = output.with_name(output.name + ".usage.json")  # the step that made the output
+    for step, counters in usage_steps(_read_json(own) or {}).items():
+        usage.setdefault(step, counters)
     for path in inputs:
         stat = path.stat()
         entries.append(dict(_input_entry(str(path), stat.st_mtime_ns, stat.st_size)))
-        spent = usage_of_input(path)
-        if spent is not None:
-            usage.setdefault(str(spent.get("step")), spent.get("usage"))
+        for step, counters in usage_steps(usage_of_input(path) or {}).items():
+            usage.setdefault(step, counters)
     block = {"inputs": entries, **provenance(None, ())}
     if usage:
         block["usage"] = usage

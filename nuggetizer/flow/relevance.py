@@ -28,6 +28,7 @@ from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import provenance
 from nuggetizer.flow.resume import ResumableOutput
 from nuggetizer.flow.steps import run_journalled
+from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.flow.votes import list_disagreements
 from nuggetizer.formats.corpus import read_corpus
 from nuggetizer.formats.qrels import qrels_text
@@ -189,7 +190,8 @@ async def assess_relevance(
             todo.append(pair)
     await run_journalled(
         todo, lambda p: grade_pair(assessor, topics[p.qid].text, texts.get(p.docid), p, reasks),
-        lambda p, record: output.add(record), stamp, summary, "relevance", assessor)
+        lambda p, record: output.add(record), stamp, summary, "relevance", assessor,
+        UsageLedger(out, summary.step))
     output.finish(p.key for p in pairs)
     judgments = {p.key: output.records[p.key] for p in pairs}
     list_disagreements(out, judgments.values(), summary)

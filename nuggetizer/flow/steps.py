@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.errors import Interrupted
 from nuggetizer.flow.progress import Summary, progress_bar, usage_of
-from nuggetizer.flow.provenance import provenance, usage_path
+from nuggetizer.flow.provenance import provenance
 from nuggetizer.flow.resume import ResumableOutput
+from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.flow.votes import list_disagreements, note_votes, noting_votes
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 
@@ -24,13 +25,15 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-async def run_bounded(items: Sequence[T], start: Callable[[T], Awaitable[None]], limit: int
-                      ) -> None:
+async def run_bounded(items: Sequence[T], start: Callable[[T], Awaitable[None]], limit: int,
+                      stopped: Callable[[], bool] = lambda: False) -> None:
     """Run `start(item)` for every item, at most `limit` at once (a TaskGroup: the first error
     cancels the rest; the CLI unwraps the group). Starting units as others finish, rather than
     all at once, spreads their prompt rendering and cache look-ups between the LLM's answers
     instead of piling them up in front of the first ones; `limit` stays above the assessor's
-    concurrency so it never idles."""
+    concurrency so it never idles. Once `stopped()` (Ctrl-C), no unit is started; those
+    running end on their own (a unit stopped by the assessor ends cancelled, leaving its
+    neighbours be)."""
     gate = asyncio.Semaphore(limit)
 
     async def run(item: T) -> None:
@@ -47,6 +50,8 @@ async def run_bounded(items: Sequence[T], start: Callable[[T], Awaitable[None]],
         async with asyncio.TaskGroup() as group:
             for item in items:
                 await gate.acquire()
+                if stopped():
+                    break
                 group.create_task(run(item))
     finally:
         gc.unfreeze()
@@ -59,11 +64,21 @@ def _in_flight(assessor: Assessor) -> int:
 async def run_journalled(
     todo: Sequence[U], work: Callable[[U], Awaitable[Outcome]],
     keep: Callable[[U, dict], None], stamp: dict, summary: Summary, label: str,
-    assessor: Assessor,
+    assessor: Assessor, usage: UsageLedger | None = None,
 ) -> None:
     """The body of every journalled LLM step: run `work(unit)` for each unit still to do,
     concurrently under the assessor's limit; stamp each record with `stamp`, hand it to `keep`
-    (which journals it at once), count it in `summary` and show progress."""
+    (which journals it at once), count it in `summary` and show progress. What it spent is
+    written to `usage` (flow/usage.py) at the end, when interrupted, and now and then while
+    it runs; Interrupted when the assessor was stopped (Ctrl-C) before every unit was done."""
+    before = assessor.stats.as_dict()
+
+    def settle(finished: bool) -> None:
+        summary.tokens = usage_of(before, assessor.stats.as_dict())
+        summary.prices = assessor.prices
+        if usage is not None:
+            record = usage.write(summary.tokens, summary.prices, finished)
+            summary.total, summary.invocations = record["usage"], record["invocations"]
 
     async def one(unit: U, bar: object) -> None:
         with noting_votes() as calls:
@@ -77,39 +92,21 @@ async def run_journalled(
         summary.done += 1
         summary.unjudged += outcome.unjudged
         bar.update(1)  # type: ignore[attr-defined]
+        if usage is not None and usage.due():
+            settle(False)
 
-    before = assessor.stats.as_dict()
+    finished = False
     try:
         with progress_bar(len(todo), label, unit=summary.unit, resumed=summary.resumed) as bar:
-            await run_bounded(todo, lambda unit: one(unit, bar), _in_flight(assessor))
+            await run_bounded(todo, lambda unit: one(unit, bar), _in_flight(assessor),
+                              lambda: assessor.stopping)
+        if assessor.stopping:
+            await assessor.drained()
+            raise Interrupted(f"{label}: {summary.done} of {len(todo)} {summary.unit} done "
+                              "before the interrupt")
+        finished = True
     finally:
-        summary.tokens = usage_of(before, assessor.stats.as_dict())
-        summary.prices = assessor.prices
-
-
-def write_usage(output: Path, summary: Summary) -> None:
-    """Record the step's token usage beside its output (`usage_path`): this invocation's,
-    added to the earlier ones' when the step resumed an unfinished output."""
-    path = usage_path(output)
-    totals: dict[str, float] = dict(summary.tokens or {})
-    invocations = 1
-    cost = summary.cost
-    if cost is not None:
-        totals["cost"] = cost
-    if summary.resumed and path.exists():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-            totals = {k: v + old.get("usage", {}).get(k, 0) for k, v in totals.items()}
-            invocations += int(old.get("invocations", 1))
-        except (ValueError, AttributeError, TypeError):
-            pass
-    from nuggetizer.formats.writing import write_text_atomic
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"step": summary.step, "usage": totals, "invocations": invocations}
-    if cost is not None:
-        record["prices"] = summary.prices.recorded()
-    write_text_atomic(path, json.dumps(record, indent=2) + "\n")
+        settle(finished)
 
 
 def _stamp(method: AnswerKeyMethod, assessor: Assessor | None, track: str | None) -> dict:
@@ -121,10 +118,11 @@ def _stamp(method: AnswerKeyMethod, assessor: Assessor | None, track: str | None
 
 async def build_keys(
     method: AnswerKeyMethod, inputs: Sequence[KeyInput], assessor: Assessor, out: Path,
-    track: str | None = None, skipped: int = 0,
+    track: str | None = None, skipped: int = 0, made_from: Sequence[Path] = (),
 ) -> Summary:
     """Build every topic's key into `out` (JSONL, input order); resumable per topic.
-    `skipped` topics had no passage to build from (counted in the summary)."""
+    `skipped` topics had no passage to build from (counted in the summary); `made_from`: the
+    inputs made by an LLM step (graded qrels), whose usage the key's usage carries."""
     summary = Summary(f"nuggetize --method {method.name}", skipped=skipped,
                       skipped_why="no passage to build a key from")
     stamp = _stamp(method, assessor, track)
@@ -135,10 +133,9 @@ async def build_keys(
     todo = [item.qid for item in inputs if not output.done(item.qid)]
     await run_journalled(todo, lambda qid: method.build_key(assessor, by_qid[qid]),
                          lambda qid, record: output.add(record), stamp, summary, "nuggetize",
-                         assessor)
+                         assessor, UsageLedger(out, summary.step, made_from))
     output.finish(i.qid for i in inputs)
     list_disagreements(out, output.records.values(), summary)
-    write_usage(out, summary)
     return summary
 
 
@@ -179,10 +176,10 @@ async def judge_targets(
 
     await run_journalled(
         todo, lambda unit: method.judge(assessor, keys[unit[1]], targets[unit[0]][unit[1]]),
-        lambda unit, record: outputs[unit[0]].add(record), stamp, summary, "assign", assessor)
+        lambda unit, record: outputs[unit[0]].add(record), stamp, summary, "assign", assessor,
+        UsageLedger(out_dir, summary.step, folder=True))
     for run_id, by_topic in targets.items():
         outputs[run_id].finish(q for q in by_topic if q in keys)
     list_disagreements(out_dir, (r for o in outputs.values() for r in o.records.values()),
                        summary)
-    write_usage(out_dir, summary)
     return summary

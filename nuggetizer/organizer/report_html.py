@@ -80,15 +80,22 @@ def _version_rows(made: Sequence[Made]) -> list[list[str]]:
     return [[name, ", ".join(sorted(v))] for name, v in sorted(seen.items())]
 
 
-def _usage_fields(usage: Mapping[str, Mapping]) -> list[str]:
-    """The usage counters shown: every one, but reasoning tokens only when a step spent some."""
-    return [f for f in TOKEN_FIELDS if "reasoning" not in f
-            or any(counters.get(f) for counters in usage.values())]
+def usage_fields(usage: Mapping[str, Mapping]) -> list[str]:
+    """The counters the usage table shows: the usual ones (reasoning tokens only when a step
+    spent some), then any other count of calls or tokens a step recorded (batch answers, ...),
+    in the order first seen."""
+    fields = [f for f in TOKEN_FIELDS if "reasoning" not in f
+              or any(counters.get(f) for counters in usage.values())]
+    for counters in usage.values():
+        for name, value in counters.items():
+            if name not in fields and isinstance(value, int) and value and \
+                    (name.endswith("_tokens") or name.endswith("calls")):
+                fields.append(name)
+    return fields
 
 
-def _usage_rows(usage: Mapping[str, Mapping]) -> list[list[str]]:
+def _usage_rows(usage: Mapping[str, Mapping], fields: Sequence[str]) -> list[list[str]]:
     rows = []
-    fields = _usage_fields(usage)
     totals = dict.fromkeys(fields, 0)
     costs = []
     for step, counters in usage.items():
@@ -128,13 +135,15 @@ def provenance_html(sources: Sources, written: datetime, version: str) -> str:
                                                              ["text", "text"]))
     parts.append("<h3>Token usage</h3>")
     if sources.usage:
-        fields = _usage_fields(sources.usage)
+        fields = usage_fields(sources.usage)
         parts.append(rows_html(["step", *(f.replace("_", " ") for f in fields), "cost"],
-                               _usage_rows(sources.usage)))
-        parts.append("<p><small>calls: made to the LLM; cache hits and the replayed tokens "
-                     "cost nothing. Reasoning tokens are part of the completion tokens (and "
-                     "of their cost), not added to them. Cost: only where the usage records "
-                     "a price.</small></p>")
+                               _usage_rows(sources.usage, fields)))
+        parts.append("<p><small>Summed over every invocation of each step (a resumed or "
+                     "repeated one adds to the earlier). calls: made to the LLM; cache hits "
+                     "and the replayed tokens cost nothing; batch calls: answers of the Batch "
+                     "API, at the batch price. Reasoning tokens are part of the completion "
+                     "tokens (and of their cost), not added to them. Cost: only where the "
+                     "usage records a price.</small></p>")
     else:
         parts.append(f"<p class='none'>{NOT_RECORDED} (no usage.json or *.usage.json beside "
                      "the inputs, nor usage in their .provenance.json)</p>")

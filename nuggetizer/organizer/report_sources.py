@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nuggetizer.flow.provenance import usage_of_input
+from nuggetizer.flow.provenance import usage_of_input, usage_steps
 
 ASSESSMENTS = "assessments"
 KEY = "answer key"
@@ -73,9 +73,10 @@ def role_of(record: dict | None) -> str:
 
 
 def _add_usage(sources: Sources, path: Path) -> None:
-    spent = usage_of_input(path)
-    if spent is not None and isinstance(spent.get("usage"), dict):
-        sources.usage.setdefault(str(spent.get("step")), spent["usage"])
+    """The usage of the step that made `path`, and of the steps that made its inputs (the
+    grading of a graded pool, for a key built from it)."""
+    for step, counters in usage_steps(usage_of_input(path) or {}).items():
+        sources.usage.setdefault(step, counters)
 
 
 def _add_key_queries(sources: Sources, key: Path) -> None:
