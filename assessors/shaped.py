@@ -118,10 +118,12 @@ class ShapedRequests:
     async def complete(self, request: Request) -> Completion:
         """One chat completion, the request adapted to what the server takes (see the module's
         doc); failures raised as classified (outcomes.py)."""
-        if self._settled:
-            return await self._adapting(request)
-        async with self._probing():  # one at a time until the server has answered once
-            return await self._adapting(request)
+        if not self._settled:
+            async with self._probing():  # one at a time until the server has answered once
+                if not self._settled:
+                    return await self._adapting(request)
+        # settled: the calls that queued behind the first go out together, not one by one
+        return await self._adapting(request)
 
     async def _adapting(self, request: Request) -> Completion:
         while True:

@@ -273,12 +273,15 @@ def test_the_persona_answers_openais_bodies_and_is_set_at_run_time(tmp_path: Pat
 
 
 def test_the_reports_usage_table_shows_reasoning_tokens_only_when_spent() -> None:
-    from nuggetizer.organizer.report_html import _usage_rows
+    from nuggetizer.organizer.report_html import _usage_rows, usage_fields
 
-    plain = _usage_rows({"assign": {"calls": 2, "completion_tokens": 50}})
+    def table(usage: dict) -> list[list[str]]:
+        return _usage_rows(usage, usage_fields(usage))
+
+    plain = table({"assign": {"calls": 2, "completion_tokens": 50}})
     assert len(plain[0]) == 8  # step, six counters, cost: as it always was
-    rows = _usage_rows({"assign": {"calls": 2, "completion_tokens": 50, "reasoning_tokens": 40},
-                        "nuggetize": {"calls": 1, "completion_tokens": 9}})
+    rows = table({"assign": {"calls": 2, "completion_tokens": 50, "reasoning_tokens": 40},
+                  "nuggetize": {"calls": 1, "completion_tokens": 9}})
     assert rows[-1] == ["total", "3", "0", "0", "59", "0", "0", "40", "not recorded"]
 
 
