@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import platform
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -85,9 +86,11 @@ def usage_of_input(path: Path) -> dict | None:
     return None
 
 
-def write_sidecar(output: Path, inputs: list[Path]) -> None:
+def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] | None = None
+                  ) -> None:
     """Record beside a TSV output which inputs (with hashes and provenance) it was made from,
-    and the token usage of the steps that made them (`usage`, one entry per step)."""
+    the token usage of the steps that made them (`usage`, one entry per step) and what its
+    scores leave out (`left_out`: e.g. {"answers with nothing judged": 2}), if anything."""
     entries = []
     usage: dict[str, dict] = {}
     for path in inputs:
@@ -99,6 +102,8 @@ def write_sidecar(output: Path, inputs: list[Path]) -> None:
     block = {"inputs": entries, **provenance(None, ())}
     if usage:
         block["usage"] = usage
+    if left_out:
+        block["left_out"] = dict(sorted(left_out.items()))
     write_text_atomic(
         output.with_name(output.name + ".provenance.json"),
         json.dumps(block, indent=2, ensure_ascii=False) + "\n",
