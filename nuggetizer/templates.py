@@ -21,7 +21,6 @@ from jinja2.runtime import Context
 
 from nuggetizer.errors import ConfigError
 
-
 RENDERINGS = ("castorini", "json")
 
 

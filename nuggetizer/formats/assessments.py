@@ -4,8 +4,9 @@
 "assignment", "raw"?}], "provenance"?}`. castorini's assignment files read too: they spell
 `length` as `response_length` (the run's self-reported, uncut figure: kept as read, marked
 `stated_length`, never used for L, which scoring counts from the answer text), and older ones
-have no `run_id` (the file name stands in: castorini names each assignment file after its run). castorini writes the assignment `failed` when its LLM
-call failed: that is an unjudged item, counted, never a score.
+have no `run_id` (the file name stands in: castorini names each assignment file after its run).
+castorini writes the assignment `failed` when its LLM call failed: that is an unjudged item,
+counted, never a score.
 """
 
 from __future__ import annotations

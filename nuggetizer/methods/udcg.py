@@ -155,6 +155,11 @@ class UdcgMethod(AnswerKeyMethod):
         if _json_array(path):
             keys: dict[str, Any] = {}
             for record in read_udcg_dataset(path):
+                if not any(p["models_info"] for p in record["passages"]):
+                    raise InputError(path, 1, f"example {record['qid']!r} has no models_info "
+                                     "(no p_NR of any generator): this is the reference's input "
+                                     "dataset, not a key; give its dataset_with_scores.json, or "
+                                     "build a key with nuggetize --method udcg")
                 if record["qid"] in keys:
                     raise InputError(path, None, f"example_id {record['qid']!r} twice")
                 keys[record["qid"]] = record
