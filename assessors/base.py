@@ -314,6 +314,7 @@ class Assessor:
         schema: dict[str, Any] | None = None,
         max_tokens: int = 512,
         reasks: int = DEFAULT_REASKS,
+        seed: int | None = None,
     ) -> Parsed[T]:
         """Ask, parse, and re-ask with a correction (up to `reasks` times) until it parses.
 
@@ -322,6 +323,8 @@ class Assessor:
         A request the server refuses for its content (RefusedError) is not re-asked: the value
         is None and both `error` and `raw` give the server's reason (the methods keep `raw`
         in their records); it is never cached, so a rerun asks again.
+        `seed` goes into every Request (and so into the cache key): an ensemble's repeated
+        samples of one assessor ask with seeds 1, 2, ... (sample 0 with None, today's key).
         """
         conversation = tuple((str(role), str(content)) for role, content in messages)
         tokens = self.max_tokens if self.max_tokens is not None else max_tokens
@@ -332,6 +335,7 @@ class Assessor:
                 schema=schema,
                 max_tokens=tokens,
                 temperature=self.temperature,
+                seed=seed,
             )
             try:
                 completion = await self.complete(request)

@@ -9,10 +9,19 @@ workflow.yml shipped with the package (`workflow_path()`) and calls, in its orde
 - `judge`: assign the nuggets to every answer, score, and hand back the framework's
   leaderboard (our `assign` and `score --autojudge-leaderboard`).
 
-Each phase runs our own commands in-process on files in a work folder
-(`OUTDIR/FILEBASE.nuggetizer/` unless `workdir` is set), so the cache, the journals (a rerun
-resumes) and the provenance are the toolkit's. The framework's LLM configuration (environment:
-OPENAI_MODEL or LLM_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) maps to an assessor:
+Each phase first checks its inputs (settings, the reports, the passages: autojudge_inputs.py)
+and writes nothing when they fail; then it runs our own commands in-process on files in a work
+folder (`OUTDIR/FILEBASE.nuggetizer/` unless `workdir` is set), so the cache, the journals (a
+rerun resumes) and the provenance are the toolkit's. The passages are WORK/passages.jsonl: the
+corpus's texts of the cited ids when `--corpus` is given, else the reports' own `documents`
+(TIRA gives no corpus). The LLM cache is the setting `cache`, else
+$CACHE_DIR/nuggetizer-llm-cache.sqlite when the framework's CACHE_DIR (or LLM_CACHE_DIR) is set,
+so that TIRA's re-run replays it. A judge error is one line on stderr and exit 2 (no traceback);
+when the inputs are rejected the `FILEBASE.config.yml` the framework wrote before calling the
+judge is removed, so the out-dir holds nothing of the failed run.
+
+The framework's LLM configuration (environment: OPENAI_MODEL or LLM_MODEL, OPENAI_BASE_URL,
+OPENAI_API_KEY) maps to an assessor:
 `openai:MODEL --base-url URL`, or the embedded model for the model name `local`; the setting
 `assessor` (any of our specs) overrides it.
 
@@ -23,27 +32,37 @@ nuggetizer package is imported.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
+
+from nuggetizer.autojudge_inputs import (
+    ASSESSOR_SETTINGS,
+    ASSIGN_FLAGS,
+    ASSIGN_SETTINGS,
+    NUGGET_SETTINGS,
+    RELEVANCE_FLAGS,
+    RELEVANCE_SETTINGS,
+    cache_setting,
+    check_reports,
+    check_settings,
+    corpus_file,
+    is_on,
+    passages,
+)
 from nuggetizer.errors import ConfigError, NuggetizerError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from autojudge_base import Leaderboard, Qrels, Report, Request
 
-# settings (workflow.yml or `auto-judge run --set NAME=VALUE`) -> our options
-ASSESSOR_SETTINGS = {"cache": "--cache", "temperature": "--temperature",
-                     "max_tokens": "--max-tokens", "concurrency": "--concurrency",
-                     "structured": "--structured", "model_path": "--model-path"}
-RELEVANCE_SETTINGS = {"reasks": "--reasks"}
-RELEVANCE_FLAGS = ("cited_only", "allow_missing")
-NUGGET_SETTINGS = {"min_grade": "--min-grade", "window": "--window",
-                   "max_nuggets": "--max-nuggets", "keep": "--keep"}
-ASSIGN_SETTINGS = {"batch": "--batch"}
-ASSIGN_FLAGS = ("lenient",)
 LOCAL_MODELS = ("local",)
+
+__all__ = ["AutoNuggetizerJudge", "assessor_args", "corpus_file", "workflow_path"]
 
 
 def workflow_path() -> Path:
@@ -54,7 +73,8 @@ def workflow_path() -> Path:
 def assessor_args(llm_config: Any, settings: Mapping[str, Any]) -> list[str]:
     """Our assessor options for the framework's LLM configuration and the judge's settings:
     the setting `assessor` if given, else `local` for the model name `local`, else
-    `openai:MODEL` with the configuration's base URL and API key."""
+    `openai:MODEL` with the configuration's base URL and API key; the cache as
+    `cache_setting` chooses it."""
     spec = settings.get("assessor")
     args: list[str] = []
     if not spec:
@@ -73,9 +93,10 @@ def assessor_args(llm_config: Any, settings: Mapping[str, Any]) -> list[str]:
             if api_key:
                 args += ["--api-key", str(api_key)]
     args = ["--assessor", str(spec), *args]
-    if settings.get("no_cache"):
+    if is_on(settings.get("no_cache")):
         args.append("--no-cache")
-    return args + options(settings, ASSESSOR_SETTINGS)
+    cache = cache_setting(settings, llm_config)
+    return args + options({**settings, "cache": cache}, ASSESSOR_SETTINGS)
 
 
 def options(settings: Mapping[str, Any], names: Mapping[str, str],
@@ -86,18 +107,39 @@ def options(settings: Mapping[str, Any], names: Mapping[str, str],
         if settings.get(name) is not None:
             args += [option, str(settings[name])]
     for name in flags:
-        if settings.get(name):
+        if is_on(settings.get(name)):
             args.append("--" + name.replace("_", "-"))
     return args
 
 
+class CommandFailed(NuggetizerError):
+    """One of our commands failed; it printed its own error line."""
+
+    def __init__(self, command: str, code: int) -> None:
+        super().__init__(f"autojudge: `nuggetizer {command}` failed (exit {code})")
+        self.exit_code = code
+
+
 def run_command(args: list[str]) -> None:
-    """One of our commands, in-process; its errors become a NuggetizerError."""
+    """One of our commands, in-process; its failure becomes CommandFailed."""
     from nuggetizer.cli import cli
 
     code = cli.main(args=args, prog_name="nuggetizer", standalone_mode=False)
     if code:  # the command printed its error line
-        raise NuggetizerError(f"autojudge: `nuggetizer {args[0]}` failed (exit {code})")
+        raise CommandFailed(args[0], int(code))
+
+
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """A judge error as one line on stderr and the exit code (SystemExit: the framework
+    prints no traceback)."""
+    try:
+        yield
+    except CommandFailed as exc:
+        raise SystemExit(exc.exit_code) from None
+    except NuggetizerError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(exc.exit_code) from None
 
 
 def report_record(report: Report) -> dict[str, Any]:
@@ -110,22 +152,26 @@ def report_record(report: Report) -> dict[str, Any]:
     return record
 
 
-def corpus_file(corpus: str | None) -> Path:
-    """The passages: a JSONL(.gz) file, or a folder holding corpus.jsonl(.gz)."""
-    if not corpus:
-        raise ConfigError("autojudge: the nuggetizer judge needs the passages the runs cite: "
-                          "give `auto-judge run --corpus PATH` (a corpus JSONL, or a folder "
-                          "with corpus.jsonl.gz) or the setting corpus")
-    path = Path(corpus).expanduser()
-    if path.is_dir():
-        for name in ("corpus.jsonl.gz", "corpus.jsonl"):
-            if (path / name).is_file():
-                return path / name
-        raise ConfigError(f"autojudge: {path} holds no corpus.jsonl(.gz)")
-    if not path.is_file():
-        raise ConfigError(f"autojudge: corpus {corpus} not found (a file, or a folder with "
-                          "corpus.jsonl.gz; ir-datasets ids are not read)")
-    return path
+def run_config_file(settings: Mapping[str, Any]) -> Path:
+    """The FILEBASE.config.yml the framework writes before it calls the judge."""
+    base = Path(str(settings.get("filebase") or "default"))
+    if not base.is_absolute() and base.parent == Path("."):
+        base = Path(settings.get("outdir") or ".") / base
+    return base.parent / f"{base.name}.config.yml"
+
+
+@dataclass
+class Work:
+    """The checked inputs, written to the work folder: the files our commands read."""
+
+    folder: Path
+    topics: Path
+    runs: list[Path]
+    passages: Path
+    llm: list[str]
+
+    def run_args(self) -> list[str]:
+        return [x for r in self.runs for x in ("--run", str(r))]
 
 
 class AutoNuggetizerJudge:
@@ -138,61 +184,59 @@ class AutoNuggetizerJudge:
 
         return NuggetizerNuggetBanks
 
-    # -- the work folder and its inputs -------------------------------------------------
+    # -- the inputs, checked, then written ------------------------------------------------
 
     def workdir(self, settings: Mapping[str, Any]) -> Path:
         if settings.get("workdir"):
-            folder = Path(str(settings["workdir"])).expanduser()
-        else:
-            name = Path(str(settings.get("filebase") or "nuggetizer")).name
-            folder = Path(settings.get("outdir") or ".") / f"{name}.nuggetizer"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+            return Path(str(settings["workdir"])).expanduser()
+        name = Path(str(settings.get("filebase") or "nuggetizer")).name
+        return Path(settings.get("outdir") or ".") / f"{name}.nuggetizer"
 
-    def write_inputs(self, work: Path, rag_responses: Iterable[Report] | None,
-                     rag_topics: Sequence[Request]) -> tuple[Path, list[Path]]:
-        """topics.jsonl and runs/RUN.jsonl (one file a run) in the work folder."""
-        topics = work / "topics.jsonl"
+    def prepare(self, rag_responses: Iterable[Report] | None, rag_topics: Sequence[Request],
+                llm_config: Any, corpus: str | None, settings: Mapping[str, Any]) -> Work:
+        """Check the settings, the reports and their passages; only then write topics.jsonl,
+        runs/RUN.jsonl and passages.jsonl in the work folder. Rejected inputs leave nothing
+        of this run in the out-dir (the framework's config file for it is removed)."""
+        try:
+            check_settings(settings)
+            llm = assessor_args(llm_config, settings)
+            source = corpus_file(settings.get("corpus_path") or corpus)
+            reports = check_reports(rag_responses or (), report_record)
+            texts = passages(reports, source, is_on(settings.get("allow_missing")))
+        except NuggetizerError:
+            run_config_file(settings).unlink(missing_ok=True)
+            raise
+        folder = self.workdir(settings)
+        (folder / "runs").mkdir(parents=True, exist_ok=True)
+        topics = folder / "topics.jsonl"
         topics.write_text("".join(json.dumps({"request_id": t.request_id, "title": t.title})
                                   + "\n" for t in rag_topics), encoding="utf-8")
-        runs: dict[str, list[str]] = {}
-        for report in rag_responses or ():
-            runs.setdefault(report.metadata.run_id, []).append(
-                json.dumps(report_record(report)))
-        if not runs:
-            raise ConfigError("autojudge: no responses: the nuggetizer judge pools the runs' "
-                              "references (keep nugget_depends_on_responses: true)")
-        folder = work / "runs"
-        folder.mkdir(exist_ok=True)
-        paths = []
-        for run_id, lines in sorted(runs.items()):
-            path = folder / f"{run_id}.jsonl"
-            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            paths.append(path)
-        return topics, paths
+        runs = []
+        for run_id, records in sorted(reports.records.items()):
+            path = folder / "runs" / f"{run_id}.jsonl"
+            path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+            runs.append(path)
+        corpus_out = folder / "passages.jsonl"
+        corpus_out.write_text("".join(json.dumps({"id": d.id, "title": d.title,
+                                                  "text": d.text}) + "\n"
+                                      for d in texts.values()), encoding="utf-8")
+        return Work(folder, topics, runs, corpus_out, llm)
 
-    def grade(self, work: Path, topics: Path, runs: list[Path], corpus: Path,
-              llm: list[str], settings: Mapping[str, Any]) -> Path:
+    def grade(self, work: Work, settings: Mapping[str, Any]) -> Path:
         """Our relevance step on the runs' pool: WORK/relevance.qrels."""
-        qrels = work / "relevance.qrels"
-        run_command(["relevance", "--topics", str(topics),
-                     *[x for r in runs for x in ("--run", str(r))], "--corpus", str(corpus),
-                     "-o", str(qrels), *options(settings, RELEVANCE_SETTINGS, RELEVANCE_FLAGS),
-                     *llm])
+        qrels = work.folder / "relevance.qrels"
+        run_command(["relevance", "--topics", str(work.topics), *work.run_args(), "--corpus",
+                     str(work.passages), "-o", str(qrels),
+                     *options(settings, RELEVANCE_SETTINGS, RELEVANCE_FLAGS), *work.llm])
         return qrels
 
-    def build(self, work: Path, rag_responses: Iterable[Report] | None,
-              rag_topics: Sequence[Request], llm_config: Any, corpus: str | None,
-              settings: Mapping[str, Any]) -> Path:
+    def build(self, work: Work, settings: Mapping[str, Any]) -> Path:
         """Grade, then nuggetize from the graded passages: WORK/nuggets.jsonl."""
-        topics, runs = self.write_inputs(work, rag_responses, rag_topics)
-        llm = assessor_args(llm_config, settings)
-        source = corpus_file(settings.get("corpus") or corpus)
-        qrels = self.grade(work, topics, runs, source, llm, settings)
-        nuggets = work / "nuggets.jsonl"
-        run_command(["nuggetize", "--topics", str(topics), "--qrels", str(qrels), "--corpus",
-                     str(source), "-o", str(nuggets), *options(settings, NUGGET_SETTINGS),
-                     *llm])
+        qrels = self.grade(work, settings)
+        nuggets = work.folder / "nuggets.jsonl"
+        run_command(["nuggetize", "--topics", str(work.topics), "--qrels", str(qrels),
+                     "--corpus", str(work.passages), "-o", str(nuggets),
+                     *options(settings, NUGGET_SETTINGS), *work.llm])
         return nuggets
 
     # -- the protocol ---------------------------------------------------------------------
@@ -203,12 +247,9 @@ class AutoNuggetizerJudge:
         """UMBRELA grades (0-3) of the runs' pooled references."""
         from autojudge_base.qrels.qrels import read_qrel_file
 
-        work = self.workdir(settings)
-        topics, runs = self.write_inputs(work, rag_responses, rag_topics)
-        source = corpus_file(settings.get("corpus") or corpus)
-        qrels = self.grade(work, topics, runs, source, assessor_args(llm_config, settings),
-                           settings)
-        return read_qrel_file(qrels)
+        with one_line_errors():
+            work = self.prepare(rag_responses, rag_topics, llm_config, corpus, settings)
+            return read_qrel_file(self.grade(work, settings))
 
     def create_nuggets(self, rag_responses: Iterable[Report] | None,
                        rag_topics: Sequence[Request], llm_config: Any, nugget_banks: Any = None,
@@ -216,9 +257,10 @@ class AutoNuggetizerJudge:
         """AutoNuggetizer nuggets (vital/okay) from the passages graded >= min_grade."""
         from autojudge_base.nugget_data import load_nugget_banks_generic
 
-        work = self.workdir(settings)
-        nuggets = self.build(work, rag_responses, rag_topics, llm_config, corpus, settings)
-        return load_nugget_banks_generic(nuggets, self.nugget_banks_type)
+        with one_line_errors():
+            work = self.prepare(rag_responses, rag_topics, llm_config, corpus, settings)
+            return load_nugget_banks_generic(self.build(work, settings),
+                                             self.nugget_banks_type)
 
     def judge(self, rag_responses: Iterable[Report], rag_topics: Sequence[Request],
               llm_config: Any, nugget_banks: Any = None, qrels: Any = None,
@@ -228,23 +270,22 @@ class AutoNuggetizerJudge:
         from autojudge_base import Leaderboard
         from autojudge_base.nugget_data import write_nugget_banks_generic
 
-        work = self.workdir(settings)
-        responses = list(rag_responses)
-        if nugget_banks is not None:
-            key = work / "key.jsonl"
-            write_nugget_banks_generic(nugget_banks, key)
-        else:  # no nuggets handed over: build them (or reuse the ones built before)
-            key = work / "nuggets.jsonl"
-            if not key.is_file():
-                key = self.build(work, responses, rag_topics, llm_config, corpus, settings)
-        topics, runs = self.write_inputs(work, responses, rag_topics)
-        llm = assessor_args(llm_config, settings)
-        assessments = work / "assessments"
-        run_command(["assign", *[x for r in runs for x in ("--run", str(r))], "--key",
-                     str(key), "-o", str(assessments),
-                     *options(settings, ASSIGN_SETTINGS, ASSIGN_FLAGS), *llm])
-        board = work / "leaderboard.txt"
-        run_command(["score", str(assessments), "--key", str(key), "--autojudge-leaderboard",
-                     str(board), "-o", str(work / "leaderboard.tsv"),
-                     *options(settings, {}, ASSIGN_FLAGS)])
-        return Leaderboard.load(board, format="tot")
+        with one_line_errors():
+            work = self.prepare(list(rag_responses), rag_topics, llm_config, corpus,
+                                settings)
+            if nugget_banks is not None:
+                key = work.folder / "key.jsonl"
+                write_nugget_banks_generic(nugget_banks, key)
+            else:  # no nuggets handed over: build them (or reuse the ones built before)
+                key = work.folder / "nuggets.jsonl"
+                if not key.is_file():
+                    key = self.build(work, settings)
+            assessments = work.folder / "assessments"
+            run_command(["assign", *work.run_args(), "--key", str(key), "-o", str(assessments),
+                         *options(settings, ASSIGN_SETTINGS, ASSIGN_FLAGS), *work.llm])
+            board = work.folder / "leaderboard.txt"
+            run_command(["score", str(assessments), "--key", str(key),
+                         "--autojudge-leaderboard", str(board), "-o",
+                         str(work.folder / "leaderboard.tsv"),
+                         *options(settings, {}, ASSIGN_FLAGS)])
+            return Leaderboard.load(board, format="tot")

@@ -8,14 +8,18 @@ holes are graded.
 
 `methods = ["nuggets", "support"]` (instead of `method`) evaluates the same runs with several
 methods, each with its own table: `evaluate` writes each method's key, judgments and tables
-into `OUT/METHOD/` and a combined leaderboard of every measure into `OUT`."""
+into `OUT/METHOD/` and a combined leaderboard of every measure into `OUT`.
+
+`assessors = ["openai:a", "openai:b", "openai:c"]` (instead of `assessor`) judges with an
+ensemble, `samples = N` asks each assessor N times, `aggregate` chooses how the votes combine
+(assessors/aggregation.py); the command line's --assessor, --samples, --aggregate win."""
 
 from __future__ import annotations
 
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -60,6 +64,9 @@ class Track(BaseModel):
     depth: int | None = None  # passages of docs_run per topic
     allow_missing: bool = False  # retrieved passages missing from the corpus stay unjudged
     assessor: str | None = None
+    assessors: list[str] = []  # an ensemble: every label voted on (README: Ensembles)
+    samples: int | None = Field(None, ge=1)  # answers asked of each assessor, voted on
+    aggregate: Literal["majority", "median", "mean"] | None = None  # how votes combine
     relevance: Relevance | None = None  # grade the runs' pool instead of reading qrels
     prices: TrackPrices | None = None  # per million tokens, for evaluate --dry-run
     method_settings: dict[str, Any] = {}  # the table named after the method
@@ -135,6 +142,9 @@ def load_track(name_or_file: str) -> Track:
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(f"{path}: {problems}") from exc
+    if track.assessor is not None and track.assessors:
+        raise ConfigError(f"{path}: give `assessor` (one) or `assessors` (an ensemble), not "
+                          "both")
     if track.methods:
         if "method" in track.model_fields_set:
             raise ConfigError(f"{path}: give `method` (one) or `methods` (several), not both")

@@ -51,6 +51,7 @@ class Answer(BaseModel):
     references: list[str] = Field(default_factory=list)
     response_length: int | None = None
     sentences: list[Sentence] = Field(default_factory=list)
+    documents: dict[str, Segment] = Field(default_factory=dict)  # a report's own passages
     path: str | None = None  # the run file and line it was read from, for messages downstream
     line: int | None = None
 

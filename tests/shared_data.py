@@ -9,6 +9,7 @@ RAG24 = SHARED_DATA / "trec-rag-2024"
 CRUX_DUC = SHARED_DATA / "crux-duc"
 UDCG_SAMPLE = SHARED_DATA / "udcg-sample"
 SPOT_CHECK = SHARED_DATA / "autojudge-spot-check"
+RAG26_DEV = SHARED_DATA / "trec-rag-2026-dev"
 
 if not RAG24.is_dir():  # the tests need it: fail loudly rather than skip
     raise RuntimeError(f"the shared evaluation data is missing: expected {SHARED_DATA}")

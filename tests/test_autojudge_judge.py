@@ -17,7 +17,6 @@ from shared_data import SPOT_CHECK
 from test_grade_pool import CALLS, RUN_IDS
 
 from nuggetizer.autojudge import AutoNuggetizerJudge, assessor_args, corpus_file, workflow_path
-from nuggetizer.errors import ConfigError
 
 autojudge_base = import_autojudge_base()
 
@@ -60,8 +59,8 @@ def test_the_llm_config_maps_to_an_assessor() -> None:
     assert assessor_args(remote, {"assessor": "local", "no_cache": True}) == [
         "--assessor", "local", "--no-cache"]
     assert corpus_file(str(SPOT_CHECK)) == SPOT_CHECK / "corpus.jsonl.gz"
-    with pytest.raises(ConfigError, match="--corpus"):
-        corpus_file(None)
+    # no --corpus (TIRA): not an error any more, the reports' documents are the passages
+    assert corpus_file(None) is None
 
 
 def test_auto_judge_run_with_our_workflow(tmp_path: Path) -> None:

@@ -45,6 +45,12 @@ def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> A
         raise ConfigError("--dry-run counts the calls; --batch-api sends them: choose one")
     from nuggetizer.flow.batching import Batcher
 
+    if not isinstance(assessor, Assessor):
+        from nuggetizer.errors import ConfigError
+
+        raise ConfigError("--batch-api sends one assessor's calls: it does not take several "
+                          "--assessor or --samples above 1")
+
     return Batcher(assessor, folder, poll=options["batch_poll"],
                    write_only=options["batch_write_only"])
 

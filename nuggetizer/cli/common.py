@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from nuggetizer.assessors import make_assessor
+from nuggetizer.assessors.aggregation import AGGREGATES
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
-from nuggetizer.errors import AssessorError, NuggetizerError, first_error
+from nuggetizer.errors import AssessorError, ConfigError, NuggetizerError, first_error
 from nuggetizer.flow.dryrun import Prices
 from nuggetizer.methods.registry import method_names
 
@@ -104,8 +105,14 @@ def apply_options(options: list[Callable[[Any], Any]], command: Callable[..., T]
 def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
     """The options every LLM-driven command takes to choose and tune its assessor."""
     return apply_options([
-        click.option("--assessor", "assessor_spec", default=None, envvar="NUGGETIZER_ASSESSOR",
-                     help=f"local | openai:MODEL | vllm:MODEL  [default: {DEFAULT_ASSESSOR}]"),
+        click.option("--assessor", "assessor_spec", multiple=True, envvar="NUGGETIZER_ASSESSOR",
+                     help=f"local | openai:MODEL | vllm:MODEL  [default: {DEFAULT_ASSESSOR}]; "
+                          "repeat for an ensemble (every label voted on, README: Ensembles)"),
+        click.option("--samples", type=click.IntRange(min=1), default=None,
+                     help="answers asked of each assessor per call, voted on [default: 1]"),
+        click.option("--aggregate", type=click.Choice(AGGREGATES), default=None,
+                     help="how an ensemble's votes combine [default: majority for labels, "
+                          "median for grades]"),
         click.option("--base-url", multiple=True,
                      help="OpenAI-compatible server URL; repeat for replicas of one model, "
                           "shared by load [env OPENAI_BASE_URL]"),
@@ -192,8 +199,8 @@ def prices_from(options: dict[str, Any], table: Any = None) -> Prices:
         else getattr(table, "output", None))
 
 
-def make_assessor_from(options: dict[str, Any], fallback: str | None = None,
-                       prices: Any = None) -> Assessor:
+def make_one_assessor(options: dict[str, Any], fallback: str | None = None,
+                      prices: Any = None) -> Assessor:
     """The assessor the command's assessor options describe, carrying the prices that
     --price-in/--price-out (else the track's `prices` table) give: the cost of what it spends
     is then said in the summaries and kept with the usage."""
@@ -211,6 +218,41 @@ def make_assessor_from(options: dict[str, Any], fallback: str | None = None,
     )
     assessor.prices = prices_from(options, prices)
     return assessor
+
+
+def make_assessor_from(options: dict[str, Any], fallback: str | Sequence[str] | None = None,
+                       prices: Any = None, samples: int | None = None,
+                       aggregate: str | None = None) -> Any:
+    """The assessor of the command: one Assessor for one --assessor (else the `fallback` spec
+    or specs, else the default), or an Ensemble of one Assessor per spec, each built with the
+    shared options, when several are given or --samples is above 1 (`samples` and `aggregate`:
+    the track's, when the options give none)."""
+    from nuggetizer.assessors.ensemble import Ensemble
+
+    given = options.get("assessor_spec") or ()
+    given = [given] if isinstance(given, str) else list(given)
+    specs = given or ([fallback] if isinstance(fallback, str) else list(fallback or [])) \
+        or [DEFAULT_ASSESSOR]
+    repeated = sorted({s for s in specs if specs.count(s) > 1})
+    if repeated:
+        raise ConfigError(f"--assessor {repeated[0]} is given twice: its answers would be the "
+                          "same calls; use --samples N for repeated answers of one assessor")
+    samples = options.get("samples") or samples or 1
+    aggregate = options.get("aggregate") or aggregate
+    members = [make_one_assessor({**options, "assessor_spec": spec}, None, prices)
+               for spec in specs]
+    if len(members) == 1 and samples == 1:
+        if aggregate is not None:
+            click.echo("note: --aggregate combines the votes of several --assessor or of "
+                       "--samples N: with one judge asked once it does nothing", err=True)
+        return members[0]
+    if samples > 1 and options.get("temperature") == 0:
+        click.echo(f"note: --samples {samples} at --temperature 0: each sample is asked with a "
+                   "seed of its own, but a deterministic server gives the same answer to each",
+                   err=True)
+    ensemble = Ensemble(members, samples=samples, aggregate=aggregate)
+    ensemble.prices = members[0].prices
+    return ensemble
 
 
 def run_with(assessor: Assessor, work: Coroutine[Any, Any, T]) -> T:

@@ -49,6 +49,7 @@ from nuggetizer.cli.steps import (
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
 from nuggetizer.flow.steps import build_keys, judge_targets
+from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.templates import RENDERINGS
 
@@ -208,8 +209,14 @@ def assign_command(
 @click.option("--per-topic", type=FILE, default=None,
               help="long TSV: run_id topic_id measure value")
 @click.option("--autojudge-leaderboard", type=FILE, default=None,
-              help="the leaderboard in the TREC AutoJudge format: run_id measure topic value, "
-                   "with `all` rows")
+              help="the leaderboard in the TREC AutoJudge framework's format (--autojudge-"
+                   "format; per run and topic, with `all` rows)")
+@click.option("--autojudge-format", type=click.Choice(LEADERBOARD_FORMATS), default="tot",
+              show_default=True,
+              help="tot: run_id measure topic value; ir_measures: run_id topic measure value; "
+                   "rag4reports: topic run_id measure value; ranking: topic Q0 run_id rank "
+                   "value measure; jsonl; trec_eval: measure topic value, a folder of one "
+                   "file per run")
 @click.option("--nuggets", "--key", "key", type=ANY, default=None,
               help="answer key: its topics are the ones every run is scored on, and every "
                    "judgment is checked against it")
@@ -226,7 +233,7 @@ def score_command(
     assessments: tuple[Path, ...], output: Path | None, per_topic: Path | None,
     key: Path | None, lenient: bool, method: str, settings: tuple[str, ...],
     diversity_qrels: Path | None, topics: Path | None, autojudge_leaderboard: Path | None,
-    only_topics: tuple[str, ...], only_topics_file: Path | None,
+    only_topics: tuple[str, ...], only_topics_file: Path | None, autojudge_format: str,
 ) -> None:
     """Score judgment files (or folders of them) into a leaderboard (--only-topics: on those
     topics only)."""
@@ -234,7 +241,7 @@ def score_command(
     chosen = configured(method, settings)
     score_and_report(chosen, assessments, key, output, per_topic, lenient, started,
                      diversity_qrels, topics, autojudge_leaderboard,
-                     chosen_topics(only_topics, only_topics_file))
+                     chosen_topics(only_topics, only_topics_file), autojudge_format)
 
 
 @click.command("relevance")

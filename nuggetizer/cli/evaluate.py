@@ -71,7 +71,8 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
     several = len(names) > 1
     plans = [_plan(config, name, out / name if several else out, several, only)
              for name in names]
-    assessor = make_assessor_from(options, config.assessor, config.prices)
+    assessor = make_assessor_from(options, config.assessors or config.assessor, config.prices,
+                                  config.samples, config.aggregate)
     batcher = batcher_from(options, assessor, out)
     if batcher is not None and config.relevance is not None and config.key is None:
         raise ConfigError("--batch-api does not cover a track with [relevance]: grade with "

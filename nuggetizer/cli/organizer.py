@@ -199,8 +199,7 @@ def _keys(nuggets: Path | None, lenient: bool) -> dict[str, NuggetList] | None:
 
 
 @click.command("agreement")
-@click.argument("a", type=ANY)
-@click.argument("b", type=ANY, required=False)
+@click.argument("inputs", nargs=-1, required=True, type=ANY)
 @MEASURE
 @click.option("--measure-a", default=None,
               help="the measure of A, to correlate two different measures (e.g. V_strict "
@@ -215,7 +214,7 @@ def _keys(nuggets: Path | None, lenient: bool) -> dict[str, NuggetList] | None:
 @click.option("--meta-output", type=FILE, default=None,
               help="TSV of the run-level meta-evaluation (measure value)")
 @LENIENT
-def agreement_command(a: Path, b: Path | None, measure: str, measure_a: str | None,
+def agreement_command(inputs: tuple[Path, ...], measure: str, measure_a: str | None,
                       measure_b: str | None, nuggets: Path | None, output: Path | None,
                       markdown: Path | None, plot: Path | None, top_k: int,
                       meta_output: Path | None, lenient: bool) -> None:
@@ -223,11 +222,17 @@ def agreement_command(a: Path, b: Path | None, measure: str, measure_a: str | No
     (without B: between two measures of A, e.g. the per-topic TSV of a several-method
     evaluate); at run level with A the reference, also tau_AP, tau_AP-b, Kendall@k and Pearson
     (the TREC AutoJudge meta-evaluation). A and B: assessments, our TSVs, or AutoJudge
-    leaderboards."""
+    leaderboards. Of more evaluations (A B C ...): every pair, Krippendorff's alpha over all
+    of them, and with assessments their agreement on the labels (kappa, alpha)."""
     from nuggetizer.organizer.agreement import compare, load_scores, scatter_png
 
     if top_k < 1:
         raise click.BadParameter("must be at least 1", param_hint="--top-k")
+    if len(inputs) > 2:
+        _many_agreement(inputs, measure, (measure_a, measure_b, plot, meta_output),
+                        nuggets, output, markdown, top_k, lenient)
+        return
+    a, b = inputs[0], (inputs[1] if len(inputs) > 1 else None)
     first, second = measure_a or measure, measure_b or measure
     if b is None and first == second:
         raise click.UsageError("give B, or two different measures of A (--measure-a, "
@@ -246,6 +251,39 @@ def agreement_command(a: Path, b: Path | None, measure: str, measure_a: str | No
     if plot:
         scatter_png(sa, sb, result, plot, (first, second))
     click.echo(result.markdown(), nl=False)
+
+
+def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[object, ...],
+                    nuggets: Path | None, output: Path | None, markdown: Path | None,
+                    top_k: int, lenient: bool) -> None:
+    """`agreement` of three or more evaluations (organizer/many_agreement.py)."""
+    from nuggetizer.organizer.agreement import load_scores
+    from nuggetizer.organizer.many_agreement import (
+        LABEL_LABELS,
+        SCORE_LABELS,
+        is_assessments,
+        label_agreement,
+        score_agreement,
+    )
+
+    if any(option is not None for option in two_only):
+        raise click.UsageError("--measure-a, --measure-b, --plot and --meta-output compare two "
+                               "evaluations: give A and B only")
+    keys = _keys(nuggets, lenient)
+    scores = score_agreement([load_scores([p], measure, keys=keys, lenient=lenient)
+                              for p in inputs], measure, top_k)
+    texts = [f"On {measure}:\n\n" + scores.markdown(SCORE_LABELS)]
+    tables = [scores.tsv()]
+    if all(is_assessments(p) for p in inputs):
+        labels = label_agreement(inputs, lenient)
+        texts.append("On the assignment labels (not_support 0, partial_support 1, support 2):"
+                     "\n\n" + labels.markdown(LABEL_LABELS))
+        tables.append(labels.tsv("labels.", header=False))
+    if output:
+        write_text_atomic(output, "".join(tables))
+    if markdown:
+        write_text_atomic(markdown, "\n".join(texts))
+    click.echo("\n".join(texts), nl=False)
 
 
 @click.command("significance")
@@ -297,34 +335,46 @@ def irds_export_command(dataset_id: str, output: Path, min_grade: int) -> None:
 
 
 @click.command("qrels-agreement")
-@click.argument("a", type=ANY)
-@click.argument("b", type=ANY)
+@click.argument("qrels", nargs=-1, required=True, type=ANY)
 @click.option("--retrieval-run", "retrieval_runs", multiple=True, type=ANY,
               help="TREC retrieval run: Kendall's tau between the run orderings A and B "
                    "induce (repeatable; at least two)")
 @click.option("--measure", default="nDCG@10", show_default=True,
               help="ir_measures measure the runs are ordered by")
 @click.option("--relevant", type=int, default=1, show_default=True,
-              help="grade from which a passage is relevant (precision, recall, F1)")
+              help="grade from which a passage is relevant (precision, recall, F1; with more "
+                   "than two qrels, also a binary alpha; 2 on the 0-4 scale of 2026)")
 @click.option("-o", "--output", type=FILE, default=None, help="TSV: measure, value")
 @click.option("--markdown", type=FILE, default=None, help="markdown report")
 @click.option("--json", "as_json", type=FILE, default=None, help="JSON report")
-def qrels_agreement_command(a: Path, b: Path, retrieval_runs: tuple[Path, ...], measure: str,
-                            relevant: int, output: Path | None, markdown: Path | None,
-                            as_json: Path | None) -> None:
-    """Agreement of two qrels (A the reference): Cohen's kappa, Krippendorff's alpha, P/R/F1,
-    the confusion matrix; with retrieval runs, Kendall's tau between the rankings."""
+def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path, ...],
+                            measure: str, relevant: int, output: Path | None,
+                            markdown: Path | None, as_json: Path | None) -> None:
+    """Agreement of two qrels A B (A the reference): Cohen's kappa, Krippendorff's alpha,
+    P/R/F1, the confusion matrix; with retrieval runs, Kendall's tau between the rankings.
+    Of more qrels (A B C ...): every pair so, and Krippendorff's alpha over all of them."""
     from nuggetizer.formats.trec_run import read_trec_runs
-    from nuggetizer.organizer.qrels_agreement import compare_qrels
+    from nuggetizer.organizer.qrels_agreement import (
+        compare_many_qrels,
+        compare_qrels,
+        many_labels,
+    )
 
+    if len(qrels) < 2:
+        raise click.UsageError("give at least two qrels files")
     runs = list(read_trec_runs(retrieval_runs).values())
-    result = compare_qrels(a, b, runs, measure, relevant)
-    for path, text in ((output, result.tsv()), (markdown, result.markdown()),
-                       (as_json, result.json())):
+    if len(qrels) == 2:
+        pair = compare_qrels(qrels[0], qrels[1], runs, measure, relevant)
+        texts = (pair.tsv(), pair.markdown(), pair.json())
+    else:
+        many = compare_many_qrels(qrels, runs, measure, relevant)
+        texts = (many.tsv(), many.markdown(many_labels(relevant, measure if runs else None)),
+                 many.json())
+    for path, text in zip((output, markdown, as_json), texts):
         if path is not None:
             write_text_atomic(path, text)
-            write_sidecar(path, [a, b, *retrieval_runs])
-    click.echo(result.markdown(), nl=False)
+            write_sidecar(path, [*qrels, *retrieval_runs])
+    click.echo(texts[1], nl=False)
 
 
 COMMANDS = (validate_command, export_nuggets_command, import_nuggets_command,

@@ -18,18 +18,23 @@ from nuggetizer.cli.common import (
     parse_pairs,
 )
 from nuggetizer.errors import ConfigError, NothingJudgedError
-from nuggetizer.flow.inputs import answer_targets, cite_targets, context_targets, key_inputs
+from nuggetizer.flow.inputs import (
+    answer_targets,
+    carry_documents,
+    cite_targets,
+    context_targets,
+    key_inputs,
+)
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import write_sidecar
 from nuggetizer.flow.scoring import ScoreTable, judgment_files, read_judged, score_judged
 from nuggetizer.flow.steps import build_keys
 from nuggetizer.flow.tables import format_leaderboard, write_tables
 from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.autojudge import table_leaderboard_text
+from nuggetizer.formats.leaderboards import table_rows, write_leaderboard
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
-from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.methods.registry import make_method, method_class
 
@@ -228,8 +233,9 @@ def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: 
     targets = answer_targets(read_runs(runs, keep_unresolved=allow_missing
                                        and method.reads_citations))
     if method.reads_citations:
-        if corpus is None:
-            raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus")
+        if corpus is None and not carry_documents(targets):
+            raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus "
+                              "(or report runs that carry them in `documents`)")
         problems = cite_targets(targets, corpus, allow_missing,
                                 every=not method.first_citation_only)
         if problems:
@@ -251,7 +257,8 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
                      output: Path | None, per_topic: Path | None, lenient: bool,
                      started: float, diversity: Path | None = None,
                      topics: Path | None = None, autojudge: Path | None = None,
-                     only: set[str] | None = None) -> ScoreTable:
+                     only: set[str] | None = None, autojudge_format: str = "tot"
+                     ) -> ScoreTable:
     """Score judgment files against the key (else over the `topics` file's topics, else every
     topic judged); write the tables; print the leaderboard."""
     if key is None and not method.scores_without_key:
@@ -283,7 +290,7 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     inputs = [p for p in (key, topics) if p is not None] + files
     write_tables(table, output, per_topic)
     if autojudge is not None:
-        write_text_atomic(autojudge, table_leaderboard_text(table))
+        write_leaderboard(autojudge, table_rows(table), autojudge_format)
     if diversity is not None:
         method.diversity_qrels(keys, files, diversity)  # type: ignore[attr-defined]
         write_sidecar(diversity, inputs)

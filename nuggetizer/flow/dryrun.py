@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nuggetizer.assessors.base import Assessor, Stats
+from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.assessors.protocol import Completion, RefusedError, Request
 from nuggetizer.tokens import Tokenizer
 
@@ -140,12 +141,33 @@ def report_lines(step: str, ledger: Ledger, tokenizer: Tokenizer, prices: Prices
     return lines
 
 
-def dry_assessor(real: Assessor, options: dict[str, Any]) -> DryAssessor:
-    """The DryAssessor the command's dry-run options describe."""
+class DryEnsemble(Ensemble):
+    """The dry run of an ensemble: one DryAssessor per member, asked as the ensemble asks
+    them (every sample of every member for the calls voted on); what they counted, added."""
+
+    def __init__(self, real: Ensemble, tokenizer: Tokenizer, completion_ratio: float) -> None:
+        self.dry_members = [DryAssessor(m, tokenizer, completion_ratio) for m in real.members]
+        super().__init__(self.dry_members, samples=real.samples, aggregate=real.aggregate)
+        self.prices = real.prices
+        self.tokenizer = tokenizer
+
+    def counted(self) -> Ledger:
+        total = Ledger()
+        for member in self.dry_members:
+            total = total.plus(member.counted())
+        return total
+
+
+def dry_assessor(real: Any, options: dict[str, Any]) -> Any:
+    """The DryAssessor (a DryEnsemble for an ensemble) the command's dry-run options
+    describe."""
     from nuggetizer.tokens import make_tokenizer
 
-    return DryAssessor(real, make_tokenizer(options.get("tokenizer") or "auto"),
-                       options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO)
+    tokenizer = make_tokenizer(options.get("tokenizer") or "auto")
+    ratio = options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO
+    if isinstance(real, Ensemble):
+        return DryEnsemble(real, tokenizer, ratio)
+    return DryAssessor(real, tokenizer, ratio)
 
 
 def importance_estimate(method: Any, topics: int) -> int:

@@ -86,7 +86,8 @@ def answer_targets(runs: Mapping[str, Mapping[str, Answer]]) -> dict[str, dict[s
             qid: Target(run_id=run_id, qid=qid, answer=answer.text,
                         length=answer_length([s.text for s in answer.sentences]),
                         query=answer.topic, sentences=answer.sentences,
-                        references=answer.references, path=answer.path, line=answer.line)
+                        references=answer.references, documents=answer.documents,
+                        path=answer.path, line=answer.line)
             for qid, answer in answers.items()
         }
         for run_id, answers in runs.items()
@@ -113,14 +114,21 @@ def citation_problem(target: Target, sentence: int, position: int) -> str | None
     if why is not None:
         return why
     if docid not in target.cited:
-        return f"passage {docid} is not in the corpus"
+        return (f"passage {docid} is neither in the corpus nor in the report's documents"
+                if target.documents else f"passage {docid} is not in the corpus")
     return None
 
 
-def cite_targets(targets: Mapping[str, Mapping[str, Target]], corpus: Path,
+def carry_documents(targets: Mapping[str, Mapping[str, Target]]) -> bool:
+    """Whether any answer carries its own passages (a report's `documents`)."""
+    return any(t.documents for by_topic in targets.values() for t in by_topic.values())
+
+
+def cite_targets(targets: Mapping[str, Mapping[str, Target]], corpus: Path | None,
                  allow_missing: bool = False, every: bool = True) -> list[str]:
     """Give each answer target the texts of the passages it cites (the first citation of each
-    sentence unless `every`), from `corpus` (streamed once). A citation that does not resolve
+    sentence unless `every`), from `corpus` (streamed once; without one, or for an id it
+    lacks, from the report's own `documents`). A citation that does not resolve
     (outside the references: only read under --allow-missing, else the run reader stops on it)
     or whose passage the corpus lacks is an InputError naming the run file, line, topic and
     sentence; with `allow_missing` it is kept, for the method to record as unjudged, and named
@@ -134,13 +142,16 @@ def cite_targets(targets: Mapping[str, Mapping[str, Target]], corpus: Path,
                     docid, _ = resolve(target, k, j)
                     if docid is not None:
                         needed.add(docid)
-    texts = read_corpus(corpus, needed) if needed else {}
-    missing = needed - set(texts)
+    texts = read_corpus(corpus, needed) if needed and corpus is not None else {}
+    carried = {d for by_topic in targets.values() for t in by_topic.values()
+               for d in t.documents}
+    missing = needed - set(texts) - carried
     problems: list[str] = []
     for by_topic in targets.values():
         for target in by_topic.values():
-            target.cited = {d: texts[d] for s in target.sentences for d in
-                            _ids(target, s) if d in texts}
+            own = {**target.documents, **texts}
+            target.cited = {d: own[d] for s in target.sentences for d in
+                            _ids(target, s) if d in own}
             for k, sentence in enumerate(target.sentences):
                 count = len(sentence.citations) if every else min(1, len(sentence.citations))
                 for j in range(count):
@@ -149,7 +160,8 @@ def cite_targets(targets: Mapping[str, Mapping[str, Target]], corpus: Path,
                         continue
                     if not allow_missing:
                         total = f"; {len(missing)} cited passages are missing" if missing else ""
-                        where = f" {corpus}" if resolve(target, k, j)[0] else ""
+                        where = f" {corpus}" if (resolve(target, k, j)[0] and corpus
+                                                and not target.documents) else ""
                         raise InputError(target.path, target.line, f"topic {target.qid!r}, "
                                          f"sentence {k + 1}, citations[{j}]: {why}{where}"
                                          f"{total} (--allow-missing judges the rest and counts "

@@ -112,6 +112,9 @@ class Summary:
     started: float = field(default_factory=time.monotonic)
     tokens: dict[str, int] | None = None  # this step's token usage (see `usage_of`)
     prices: Any = None  # the assessor's prices (flow/dryrun.Prices), when it was given some
+    voted: int = 0  # items an ensemble voted on (flow/votes.py)
+    disagreements: int = 0  # of those, the items whose votes differ
+    disagreement_list: Any = None  # where they are listed
 
     @property
     def cost(self) -> float | None:
@@ -137,6 +140,9 @@ class Summary:
                 reasons = "; ".join(stats.refusal_reasons)
                 parts.append(f"{stats.refused} refused by the server ({reasons})")
         parts.append(f"{self.unjudged} unjudged")
+        if self.voted:
+            parts.append(f"the judges disagree on {self.disagreements} of {self.voted} items "
+                         f"(listed in {self.disagreement_list})")
         if self.tokens is not None:
             parts.append(token_text(self.tokens))
         cost = self.cost

@@ -67,12 +67,17 @@ def _input_entry(path: str, mtime_ns: int, size: int) -> dict:
     return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "provenance": made_with}
 
 
+def beside(output: Path, name: str) -> Path:
+    """`OUTPUT.NAME` beside an output file, `NAME` inside an output folder."""
+    if output.is_dir() or not output.suffix:
+        return output / name
+    return output.with_name(f"{output.name}.{name}")
+
+
 def usage_path(output: Path) -> Path:
     """Where a step's token usage is kept: `OUTPUT.usage.json` beside an output file,
     `usage.json` inside an output folder (one judgment file per run)."""
-    if output.is_dir() or not output.suffix:
-        return output / "usage.json"
-    return output.with_name(output.name + ".usage.json")
+    return beside(output, "usage.json")
 
 
 def usage_of_input(path: Path) -> dict | None:

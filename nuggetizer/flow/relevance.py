@@ -28,6 +28,7 @@ from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import provenance
 from nuggetizer.flow.resume import ResumableOutput
 from nuggetizer.flow.steps import run_journalled
+from nuggetizer.flow.votes import list_disagreements
 from nuggetizer.formats.corpus import read_corpus
 from nuggetizer.formats.qrels import qrels_text
 from nuggetizer.formats.trec_run import TrecRun
@@ -191,6 +192,7 @@ async def assess_relevance(
         lambda p, record: output.add(record), stamp, summary, "relevance", assessor)
     output.finish(p.key for p in pairs)
     judgments = {p.key: output.records[p.key] for p in pairs}
+    list_disagreements(out, judgments.values(), summary)
     by_topic: dict[str, list[Qrel]] = {}
     for q in fill:
         by_topic.setdefault(q.qid, []).append(q)

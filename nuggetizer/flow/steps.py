@@ -17,6 +17,7 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.flow.progress import Summary, progress_bar, usage_of
 from nuggetizer.flow.provenance import provenance, usage_path
 from nuggetizer.flow.resume import ResumableOutput
+from nuggetizer.flow.votes import list_disagreements, note_votes, noting_votes
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 
 T = TypeVar("T")
@@ -65,7 +66,9 @@ async def run_journalled(
     (which journals it at once), count it in `summary` and show progress."""
 
     async def one(unit: U, bar: object) -> None:
-        outcome = await work(unit)
+        with noting_votes() as calls:
+            outcome = await work(unit)
+        note_votes(outcome.record, calls)
         outcome.record["provenance"] = stamp
         keep(unit, outcome.record)
         summary.done += 1
@@ -131,6 +134,7 @@ async def build_keys(
                          lambda qid, record: output.add(record), stamp, summary, "nuggetize",
                          assessor)
     output.finish(i.qid for i in inputs)
+    list_disagreements(out, output.records.values(), summary)
     write_usage(out, summary)
     return summary
 
@@ -175,5 +179,7 @@ async def judge_targets(
         lambda unit, record: outputs[unit[0]].add(record), stamp, summary, "assign", assessor)
     for run_id, by_topic in targets.items():
         outputs[run_id].finish(q for q in by_topic if q in keys)
+    list_disagreements(out_dir, (r for o in outputs.values() for r in o.records.values()),
+                       summary)
     write_usage(out_dir, summary)
     return summary

@@ -5,7 +5,9 @@
 - Qrels: the TREC `qid 0 docid grade` our relevance step already writes (`formats.qrels`).
 - Nugget bank: the framework's Nuggetizer nugget-bank JSONL, one bank a line
   `{"qid", "query", "nuggets": [{"text", "importance"}]}` (importance vital/okay; an unjudged
-  nugget has none); our `read_nuggets` reads it back.
+  nugget has none); our `read_nuggets` reads it back. Or its own nugget bank (`NuggetBanks`,
+  format v3): `{"query_id", "title_query", "format_version": "v3", "claim_bank": [{"claim",
+  "claim_id", "query_id", "importance"}]}`, each nugget a claim.
 """
 
 from __future__ import annotations
@@ -37,12 +39,6 @@ def leaderboard_text(per_topic: Mapping[str, Mapping[str, Mapping[str, float]]],
             if m in means.get(run, {}):
                 lines.append(f"{run}\t{m}\t{ALL}\t{means[run][m]:.6f}")
     return "\n".join(lines) + "\n"
-
-
-def table_leaderboard_text(table: Any, measures: Sequence[str] | None = None) -> str:
-    """The leaderboard of a `ScoreTable` in the framework's format, in ranking order."""
-    measures = table.measures if measures is None else measures
-    return leaderboard_text(table.per_topic, table.means, measures, table.ranking())
 
 
 def _looks_numeric(text: str) -> bool:
@@ -96,5 +92,23 @@ def bank_record(nl: NuggetList) -> dict[str, Any]:
     return {"qid": nl.qid, "query": nl.query, "nuggets": nuggets}
 
 
-def bank_records(keys: Iterable[NuggetList]) -> list[dict[str, Any]]:
-    return [bank_record(nl) for nl in keys]
+def claim_bank_record(nl: NuggetList) -> dict[str, Any]:
+    """One topic's nuggets as a bank of the framework's own format (v3), nuggets as claims
+    (claim_id QID-N, N from 1 in the key's order)."""
+    claims = []
+    for k, n in enumerate(nl.nuggets, 1):
+        claim: dict[str, Any] = {"claim": n.text, "claim_id": f"{nl.qid}-{k}",
+                                 "query_id": nl.qid}
+        if n.importance in BANK_IMPORTANCE:
+            claim["importance"] = n.importance
+        claims.append(claim)
+    return {"query_id": nl.qid, "title_query": nl.query, "format_version": "v3",
+            "claim_bank": claims}
+
+
+BANK_FORMATS = {"nuggetizer": bank_record, "autojudge": claim_bank_record}
+
+
+def bank_records(keys: Iterable[NuggetList], fmt: str = "nuggetizer") -> list[dict[str, Any]]:
+    """The banks of an answer key in one of BANK_FORMATS."""
+    return [BANK_FORMATS[fmt](nl) for nl in keys]

@@ -9,7 +9,9 @@ Report: `{"metadata": {"run_id", "topic_id" | "request_id", "team_id"?, ...}, "r
 [{"text", "citations"}], "references": [doc ids]}`, where `citations` is a list of doc ids or a
 `{doc id: confidence}` map; each becomes an index into `references`. A cited id not in a
 non-empty `references` is an error; a report whose `references` is empty or missing (as the
-AutoJudge spot-check runs) takes its cited ids, in citation order, as its references.
+AutoJudge spot-check runs) takes its cited ids, in citation order, as its references. A 2026
+report may carry its cited passages in `documents` {doc id: {"id", "text", "title"?, "url"?}}:
+they are the texts a step reads when no corpus is given (or the corpus lacks the id).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, type_name
-from nuggetizer.types import Answer, Sentence
+from nuggetizer.types import Answer, Segment, Sentence
 
 
 def _citations(
@@ -102,6 +104,27 @@ def _references(obj: dict[str, Any], path: Path, line: int) -> list[str]:
 REPORT_TOPIC_KEYS = ("topic_id", "request_id")
 
 
+def report_documents(obj: dict[str, Any], path: Path, line: int) -> dict[str, Segment]:
+    """The passages a report carries in `documents` ({doc id: {id, text, title, url}}), checked:
+    each an object with a string `text`, its `id` (when given) the key it is filed under."""
+    raw = field(obj, "documents", dict, path, line, default={}) \
+        if obj.get("documents") is not None else {}
+    documents: dict[str, Segment] = {}
+    for docid, doc in raw.items():
+        where = f"documents[{docid!r}]."
+        if not isinstance(doc, dict):
+            raise InputError(path, line, f"documents[{docid!r}] must be an object with 'id' and "
+                             f"'text', got {type_name(doc)}")
+        text = field(doc, "text", str, path, line, where=where)
+        own = str(doc.get("id", docid))
+        if own != docid:
+            raise InputError(path, line, f"{where}id is {own!r}, but the document is filed "
+                             f"under {docid!r}: the key must be the document's id")
+        title = doc.get("title") if isinstance(doc.get("title"), str) else ""
+        documents[docid] = Segment(id=docid, text=text, title=title)
+    return documents
+
+
 def is_report(obj: dict[str, Any]) -> bool:
     """Whether an answer line has the report shape (a `responses` list) rather than RAG's."""
     return "responses" in obj and "answer" not in obj
@@ -155,7 +178,7 @@ def parse_report(obj: dict[str, Any], path: Path, line: int) -> Answer:
         sentences.append(Sentence(text=text, citations=indexes))
     topic = field(meta, "topic", str, path, line, default="", where="metadata.")
     return Answer(run_id=run_id, topic_id=topic_id, topic=topic, references=references,
-                  sentences=sentences)
+                  sentences=sentences, documents=report_documents(obj, path, line))
 
 
 def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bool = False

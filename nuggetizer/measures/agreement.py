@@ -1,5 +1,6 @@
-"""Agreement of two judges on the same items (pure): Cohen's kappa, Krippendorff's alpha
-(ordinal), precision / recall / F1 and Jaccard of a relevant set, and the confusion matrix.
+"""Agreement of judges on the same items (pure): Cohen's kappa, Krippendorff's alpha (any
+number of judges, nominal / ordinal / interval), precision / recall / F1 and Jaccard of a
+relevant set, and the confusion matrix.
 
 Each function takes the two judges' labels of the same items, in the same order (integers:
 relevance grades). Undefined values (no items, or no variation to agree on) are NaN.
@@ -8,8 +9,9 @@ relevance grades). Undefined values (no items, or no variation to agree on) are 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 
 def _check(a: Sequence[int], b: Sequence[int]) -> None:
@@ -43,37 +45,68 @@ def binary(labels: Sequence[int], threshold: int) -> list[int]:
 
 
 def krippendorff_alpha_ordinal(a: Sequence[int], b: Sequence[int]) -> float:
-    """Krippendorff's alpha with the ordinal metric, two judges and no missing labels:
-    1 - (n - 1) * sum o_ck d2_ck / sum n_c n_k d2_ck, where o is the coincidence matrix (each
-    item adds (x, y) and (y, x)), n_c its marginals, n = 2 * items, and
-    d2_ck = (sum_{g=c..k} n_g - (n_c + n_k) / 2) ** 2 over the values in rank order."""
+    """Krippendorff's alpha with the ordinal metric, two judges and no missing labels (see
+    `krippendorff_alpha`)."""
     _check(a, b)
-    coincidences: Counter[tuple[int, int]] = Counter()
-    for x, y in zip(a, b):
-        coincidences[x, y] += 1
-        coincidences[y, x] += 1
-    marginal: Counter[int] = Counter()
-    for (c, _), count in coincidences.items():
-        marginal[c] += count
+    return krippendorff_alpha(list(zip(a, b)), "ordinal")
+
+
+METRICS = ("nominal", "ordinal", "interval")
+
+
+def krippendorff_alpha(units: Iterable[Sequence[Hashable | None]], metric: str = "nominal"
+                       ) -> float:
+    """Krippendorff's alpha over any number of judges: `units` holds, per item, the values
+    the judges gave it (None where a judge gave none). 1 - (n - 1) * sum o_ck d2_ck /
+    sum n_c n_k d2_ck, where o is the coincidence matrix (an item with m values adds, for
+    every ordered pair of two of them, 1 / (m - 1); items with fewer than two values add
+    nothing), n_c its marginals and n their sum; d2_ck is 0 / 1 (nominal), (c - k) ** 2
+    (interval), or (sum_{g=c..k} n_g - (n_c + n_k) / 2) ** 2 over the values in rank order
+    (ordinal). NaN when fewer than two values are pairable or nothing varies."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+    coincidences: dict[tuple[Any, Any], float] = defaultdict(float)
+    for unit in units:
+        counts = Counter(v for v in unit if v is not None)
+        m = sum(counts.values())
+        if m < 2:
+            continue
+        for c, nc in counts.items():
+            for k, nk in counts.items():
+                coincidences[c, k] += (nc * (nc - 1) if c == k else nc * nk) / (m - 1)
+    marginal: dict[Any, float] = defaultdict(float)
+    for (c, _), weight in coincidences.items():
+        marginal[c] += weight
     values = sorted(marginal)
     n = sum(marginal.values())
     if n < 2:
         return math.nan
-    rank = {v: i for i, v in enumerate(values)}
-    cumulative = [0]
-    for v in values:
-        cumulative.append(cumulative[-1] + marginal[v])
-
-    def d2(c: int, k: int) -> float:
-        lo, hi = sorted((rank[c], rank[k]))
-        between = cumulative[hi + 1] - cumulative[lo]
-        return (between - (marginal[c] + marginal[k]) / 2) ** 2
-
-    observed = sum(count * d2(c, k) for (c, k), count in coincidences.items())
+    d2 = _distance(metric, values, marginal)
+    observed = sum(w * d2(c, k) for (c, k), w in coincidences.items())
     expected = sum(marginal[c] * marginal[k] * d2(c, k) for c in values for k in values)
     if expected == 0:
         return math.nan
     return 1 - (n - 1) * observed / expected
+
+
+def _distance(metric: str, values: list[Any], marginal: dict[Any, float]
+              ) -> Callable[[Any, Any], float]:
+    """The squared difference function d2(c, k) of `metric`."""
+    if metric == "nominal":
+        return lambda c, k: 0.0 if c == k else 1.0
+    if metric == "interval":
+        return lambda c, k: float(c - k) ** 2
+    rank = {v: i for i, v in enumerate(values)}
+    cumulative = [0.0]
+    for v in values:
+        cumulative.append(cumulative[-1] + marginal[v])
+
+    def ordinal(c: Any, k: Any) -> float:
+        lo, hi = sorted((rank[c], rank[k]))
+        between = cumulative[hi + 1] - cumulative[lo]
+        return (between - (marginal[c] + marginal[k]) / 2) ** 2
+
+    return ordinal
 
 
 def set_agreement(a: Sequence[int], b: Sequence[int], threshold: int

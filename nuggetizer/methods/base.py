@@ -57,6 +57,7 @@ class Target:
     sentences: list[Sentence] = field(default_factory=list)  # the answer's, with citations
     references: list[str] = field(default_factory=list)  # segment ids, cited by index
     cited: dict[str, Segment] = field(default_factory=dict)  # texts of the cited passages
+    documents: dict[str, Segment] = field(default_factory=dict)  # a report's own passages
     path: str | None = None  # the run file and line of the answer, for messages
     line: int | None = None
 

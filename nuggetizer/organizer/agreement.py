@@ -10,7 +10,8 @@ is an assessment set (files or folders, scored by `score`), a per-topic TSV, a l
 At run level, the meta-evaluation of the TREC AutoJudge track too, with A the reference (the
 truth) and B the evaluated leaderboard: tau_AP (Yilmaz, Aslam and Robertson 2008), its
 tie-aware symmetric form tau_AP-b as autojudge-evaluate computes it, Kendall@k (tau-b over the
-top k runs of A) and Pearson's r.
+top k runs of A) and Pearson's r; and autojudge-evaluate 1.1's tau_GAP, tau_GAP@k, per-topic
+Kendall and Spearman, coverage and Bland-Altman agreement (organizer/meta_evaluate.py).
 """
 
 from __future__ import annotations
@@ -243,6 +244,9 @@ def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10) -> Agr
     xa, xb = [a.means[r] for r in runs], [b.means[r] for r in runs]
     result = Agreement(measure, runs, [], kendall_tau(xa, xb), spearman(xa, xb))
     result.meta = meta_evaluation(a.means, b.means, k)
+    from nuggetizer.organizer.meta_evaluate import track_measures  # it imports this module
+
+    result.meta.update(track_measures(a.means, b.means, k, a.per_topic, b.per_topic))
     if a.per_topic is None or b.per_topic is None:
         return result
     topics = sorted(set.intersection(*(set(s.per_topic[r]) for s in (a, b) for r in runs)))

@@ -1,5 +1,6 @@
 """Agreement of two qrels (e.g. an LLM's UMBRELA grades against human judgments): label
 agreement over the (topic, passage) pairs both judge, and the effect on system rankings.
+Of N qrels: every pair so, and Krippendorff's alpha over all of them (`compare_many_qrels`).
 
 - Cohen's kappa on the grades, and binary at grade >= 1 and >= 2;
 - Krippendorff's alpha (ordinal);
@@ -23,6 +24,11 @@ from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.trec_run import TrecRun
 from nuggetizer.measures import agreement as ma
 from nuggetizer.organizer.agreement import kendall_tau
+from nuggetizer.organizer.judges_agreement import (
+    JudgesAgreement,
+    judges_agreement,
+    overall_alpha,
+)
 from nuggetizer.types import Qrel
 
 
@@ -163,8 +169,13 @@ def run_scores(qrels: Sequence[Qrel], runs: Sequence[TrecRun], measure: str,
 def compare_qrels(a: Path, b: Path, runs: Sequence[TrecRun] = (), measure: str = "nDCG@10",
                   relevant: int = 1) -> QrelsAgreement:
     """Agreement of the qrels files `a` and `b`; with `runs`, also the ranking tau."""
-    qa, qb = read_qrels(a), read_qrels(b)
-    result = label_agreement(qa, qb, relevant, (str(a), str(b)))
+    return _compare(read_qrels(a), read_qrels(b), (str(a), str(b)), runs, measure, relevant)
+
+
+def _compare(qa: Sequence[Qrel], qb: Sequence[Qrel], names: tuple[str, str],
+             runs: Sequence[TrecRun], measure: str, relevant: int) -> QrelsAgreement:
+    """Agreement of two read qrels (see `compare_qrels`)."""
+    result = label_agreement(qa, qb, relevant, names)
     if runs:
         topics = {q.qid for q in qa} & {q.qid for q in qb}
         sa = run_scores(qa, runs, measure, topics)
@@ -174,3 +185,34 @@ def compare_qrels(a: Path, b: Path, runs: Sequence[TrecRun] = (), measure: str =
         tags = [r for r in sa if not (math.isnan(sa[r]) or math.isnan(sb[r]))]
         result.ranking_tau = kendall_tau([sa[r] for r in tags], [sb[r] for r in tags])
     return result
+
+
+def compare_many_qrels(paths: Sequence[Path], runs: Sequence[TrecRun] = (),
+                       measure: str = "nDCG@10", relevant: int = 1) -> JudgesAgreement:
+    """Agreement of N qrels files: every pair as `compare_qrels` reports it, and
+    Krippendorff's alpha over all of them (organizer/judges_agreement.py), binary at grade
+    >= 1, >= 2 and >= `relevant`."""
+    qrels = [read_qrels(p) for p in paths]
+    names = [str(p) for p in paths]
+
+    def pair(i: int, j: int) -> tuple[int, dict[str, float]]:
+        result = _compare(qrels[i], qrels[j], (names[i], names[j]), runs, measure, relevant)
+        measures = dict(result.measures)
+        if result.measure is not None:
+            measures[f"kendall_tau({measure})"] = math.nan if result.ranking_tau is None \
+                else result.ranking_tau
+        return result.pairs, measures
+
+    thresholds = sorted({1, 2, relevant})
+    return judges_agreement(names, [_by_pair(q) for q in qrels], pair,
+                            lambda units: overall_alpha(units, thresholds),
+                            "(topic, passage) pairs")
+
+
+def many_labels(relevant: int, measure: str | None) -> dict[str, str]:
+    """The pair measures the report of N qrels shows, with their headings."""
+    shown = {"kappa": "kappa (grades)", "kappa_ge1": "kappa >= 1", "kappa_ge2": "kappa >= 2",
+             "alpha_ordinal": "alpha (ordinal)", "f1": f"F1 >= {relevant}"}
+    if measure is not None:
+        shown[f"kendall_tau({measure})"] = f"tau ({measure})"
+    return shown
