@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["inline"]
+__all__ = ["inline", "line_safe"]
 
 ZWSP = "\u200b"
 _WHITESPACE = re.compile(r"\s+")  # Unicode-aware: \u2028, \u2029 and \x85 included
@@ -37,6 +37,18 @@ _SPECIAL = re.compile(
     r"|</?think>",
     re.IGNORECASE,
 )
+
+
+_LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+
+
+def line_safe(text: str) -> str:
+    """`text` on one line as `inline` makes it, but with its spaces as they are (not collapsed,
+    not stripped): only a run of whitespace holding a line break becomes one space. For prompts
+    that must carry castorini's bytes, which join an answer's sentences unstripped; a text
+    without line breaks, control characters or special tokens is returned unchanged."""
+    text = _LINE_BREAK.sub(" ", _CONTROL.sub("", text))
+    return _SPECIAL.sub(lambda m: m.group(0)[0] + ZWSP + m.group(0)[1:], text)
 
 
 def inline(text: str) -> str:

@@ -39,6 +39,7 @@ emulator_batches.py. Standard library only; one process, asyncio.
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import hashlib
 import json
@@ -152,9 +153,9 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
         return [f"##final score: {int(unit(settings.seed, 'grade', prompt) * 4)}"]
     if kind == "create":
         match = INITIAL.search(prompt)
-        try:
-            nuggets = [str(x) for x in json.loads(match.group(1))] if match else []
-        except ValueError:
+        try:  # JSON, or a Python list as castorini's rendering writes it
+            nuggets = [str(x) for x in ast.literal_eval(match.group(1))] if match else []
+        except (ValueError, SyntaxError):
             nuggets = []
         for line in CONTEXT_LINE.findall(prompt):
             words = line.split()[:8]

@@ -44,6 +44,13 @@ class Interrupted(NuggetizerError):
     exit_code = 130
 
 
+class NothingJudgedError(NuggetizerError):
+    """Judgments were read and not one item of them was judged (e.g. a server that never
+    answered): there is no score to write."""
+
+    exit_code = 1
+
+
 def first_error(exc: BaseException) -> NuggetizerError | None:
     """The toolkit error inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
     if isinstance(exc, NuggetizerError):

@@ -1,26 +1,41 @@
-"""Prompt templates: Jinja files shipped in `nuggetizer.prompts`, rendered with StrictUndefined."""
+"""Prompt templates: Jinja files shipped in `nuggetizer.prompts`, rendered with StrictUndefined.
+
+Two renderings (the variable `render`, a global every template sees): "castorini" (the default)
+gives the bytes castorini's nuggetizer sends, the TREC 2024 RAG Track's reference
+implementation: lists as Python writes them (`str(list)`: `['a', "b's"]`); "json" gives lists
+as JSON (`["a", "b's"]`), this toolkit's earlier rendering, kept so that caches made with it
+still hit. A template may also test `render` for castorini's other bytes."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from jinja2 import Environment, StrictUndefined, Template, UndefinedError
+from jinja2 import Environment, StrictUndefined, Template, UndefinedError, pass_context
+from jinja2.runtime import Context
 
 from nuggetizer.errors import ConfigError
 
+RENDERINGS = ("castorini", "json")
 
-def _pylist(items: object) -> str:
-    """Render a list of strings the way the published prompts show it: ["a", "b"]."""
-    return json.dumps(list(items), ensure_ascii=False)  # type: ignore[call-overload]
+
+@pass_context
+def _pylist(context: Context, items: Iterable[str]) -> str:
+    """A list of strings as the prompt shows it: `str(list)` as castorini's prompts do, or
+    JSON under `render="json"`."""
+    if context.get("render") == "json":
+        return json.dumps(list(items), ensure_ascii=False)
+    return str(list(items))
 
 
 _ENV = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 _ENV.filters["pylist"] = _pylist
+_ENV.globals["render"] = RENDERINGS[0]
 
 
 def _template(source: str) -> Template:

@@ -103,3 +103,6 @@ class Assessment(BaseModel):
     answer_text: str
     length: int | None = None
     nuggets: list[AssessedNugget]
+    # `length` is the run's self-reported `response_length` (castorini's files): reported as
+    # read, never used for L, which is then counted from `answer_text`
+    stated_length: bool = False

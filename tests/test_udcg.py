@@ -79,7 +79,7 @@ def test_reader_rejects_bad_sample(tmp_path: Path) -> None:
 
 def logprob_answers(request: Request) -> Completion:
     """First-token log-probs for the generator prompt, a label for the judge."""
-    prompt = request.messages[-1][1]
+    prompt = "\n".join(text for _, text in request.messages)  # the system message too
     if "NO-RESPONSE" in prompt:
         assert request.top_logprobs > 0 and request.max_tokens == 1
         p = 0.3 if "Berlin" in prompt else 0.01

@@ -51,6 +51,13 @@ from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
 from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.templates import RENDERINGS
+
+RENDER = click.option(
+    "--render", type=click.Choice(RENDERINGS), default=None,
+    help="nuggets prompts: castorini's bytes (Python lists; the track's) or json (lists as "
+         "JSON, this toolkit's earlier prompts, whose cache entries it hits) [default: "
+         "castorini]")
 
 
 @click.command("nuggetize")
@@ -80,6 +87,7 @@ from nuggetizer.formats.topics import read_topics
 @click.option("--max-nuggets", type=int, default=None, help="nuggets kept while creating [30]")
 @click.option("--keep", type=int, default=None, help="nuggets kept after sorting [20; 0: all]")
 @click.option("--no-labels", is_flag=True, help="skip importance and trim (for post-editing)")
+@RENDER
 @topic_options
 @dry_run_options
 @batch_options
@@ -90,12 +98,12 @@ def nuggetize_command(
     docs_runs: tuple[Path, ...], depth: int | None, method: str, settings: tuple[str, ...],
     grade_pool: bool, run_paths: tuple[Path, ...], cited_only: bool,
     graded_qrels: Path | None, reasks: int, only_topics: tuple[str, ...],
-    only_topics_file: Path | None, **options: Any,
+    only_topics_file: Path | None, render: str | None, **options: Any,
 ) -> None:
     """Build an answer key for each topic (nuggets from its judged segments by default; with
     --grade-pool, from the runs' passages graded by the LLM first)."""
     flags = {"window": window, "max_nuggets": max_nuggets, "keep": keep,
-             "label": False if no_labels else None}
+             "label": False if no_labels else None, "render": render}
     only = chosen_topics(only_topics, only_topics_file)
     if "min_grade" in setting_names(method):  # else only the threshold of the passages read
         flags["min_grade"] = min_grade
@@ -163,6 +171,7 @@ def nuggetize_command(
 @click.option("-o", "--output", required=True, type=FOLDER,
               help="folder: one judgment file per run")
 @click.option("--batch", type=int, default=None, help="nuggets per call [default: 10]")
+@RENDER
 @LENIENT
 @topic_options
 @dry_run_options
@@ -172,10 +181,10 @@ def assign_command(
     run_paths: tuple[Path, ...], key: Path, output: Path, batch: int | None, lenient: bool,
     retrieval_runs: tuple[Path, ...], corpus: Path | None, depth: int | None,
     allow_missing: bool, method: str, settings: tuple[str, ...], only_topics: tuple[str, ...],
-    only_topics_file: Path | None, **options: Any,
+    only_topics_file: Path | None, render: str | None, **options: Any,
 ) -> None:
     """Judge every answer (or retrieved context) of the runs against its topic's key."""
-    chosen = configured(method, settings, assign_batch=batch)
+    chosen = configured(method, settings, assign_batch=batch, render=render)
     check_key(chosen, key)
     targets = make_targets(chosen, run_paths, retrieval_runs, corpus, depth, allow_missing)
     targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))

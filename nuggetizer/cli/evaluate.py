@@ -104,7 +104,7 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
                                     for name in ("leaderboard.tsv", "per_topic.tsv")]
         write_tables(table, out / "leaderboard.tsv", out / "per_topic.tsv")
         for name in ("leaderboard.tsv", "per_topic.tsv"):
-            write_sidecar(out / name, inputs)
+            write_sidecar(out / name, inputs, table.left_out)
         click.echo(f"== {' + '.join(names)} (ranked by {table.primary}) ==")
         click.echo(format_leaderboard(table))
     embedded_note(assessor)

@@ -17,7 +17,7 @@ from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.cli.common import (
     parse_pairs,
 )
-from nuggetizer.errors import ConfigError
+from nuggetizer.errors import ConfigError, NothingJudgedError
 from nuggetizer.flow.inputs import (
     answer_targets,
     carry_documents,
@@ -41,7 +41,7 @@ from nuggetizer.methods.registry import make_method, method_class
 # Flags of the core commands that stand for a method setting: (flag, setting).
 SETTING_FLAGS = {"min_grade": "--min-grade", "window": "--window", "max_nuggets":
                  "--max-nuggets", "keep": "--keep", "label": "--no-labels",
-                 "assign_batch": "--batch"}
+                 "assign_batch": "--batch", "render": "--render"}
 
 
 def setting_names(name: str) -> set[str]:
@@ -282,6 +282,11 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     if only is not None and keys is None and universe is None and not table.topics:
         raise ConfigError("--only-topics: none of the chosen topics is judged in "
                           f"{', '.join(map(str, paths))}")
+    if table.judged_nothing:
+        raise NothingJudgedError(
+            f"score --method {method.name}: nothing was judged in {len(files)} judgment "
+            f"files ({left_out_text(table)}); no leaderboard written: judge again with an "
+            "assessor that answers")
     inputs = [p for p in (key, topics) if p is not None] + files
     write_tables(table, output, per_topic)
     if autojudge is not None:
@@ -291,7 +296,7 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
         write_sidecar(diversity, inputs)
     for path in (output, per_topic, autojudge):
         if path is not None:
-            write_sidecar(path, inputs)
+            write_sidecar(path, inputs, table.left_out)
     click.echo(format_leaderboard(table))
     for warning in table.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -305,10 +310,16 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
         f"score --method {method.name}: {len(table.means)} runs, {len(table.topics)} topics, "
         f"{sum(table.missing.values())} unanswered (scored 0), {table.outside} outside the "
         f"answer key, {unjudged} unjudged (left out{': ' + kinds if kinds else ''}), "
+        f"{left_out_text(table) + ' (left out, no score), ' if table.left_out else ''}"
         f"{time.monotonic() - started:.1f} s",
         err=True,
     )
     return table
+
+
+def left_out_text(table: ScoreTable) -> str:
+    """`2 answers with nothing judged, 1 topics with nothing judged`, or ""."""
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(table.left_out.items()))
 
 
 def check_key(method: AnswerKeyMethod, key: Path | None) -> None:

@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import platform
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -113,10 +114,12 @@ def usage_steps(record: dict) -> dict[str, dict]:
     return steps
 
 
-def write_sidecar(output: Path, inputs: list[Path]) -> None:
+def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] | None = None
+                  ) -> None:
     """Record beside an output (a TSV, graded qrels) which inputs (with hashes and provenance)
-    it was made from, and the token usage of the steps that made it and them (`usage`, one
-    entry per step)."""
+    it was made from, the token usage of the steps that made it and them (`usage`, one entry
+    per step) and what its scores leave out (`left_out`: e.g. {"answers with nothing
+    judged": 2}), if anything."""
     entries = []
     usage: dict[str, dict] = {}
     own = output.with_name(output.name + ".usage.json")  # the step that made the output
@@ -130,6 +133,8 @@ def write_sidecar(output: Path, inputs: list[Path]) -> None:
     block = {"inputs": entries, **provenance(None, ())}
     if usage:
         block["usage"] = usage
+    if left_out:
+        block["left_out"] = dict(sorted(left_out.items()))
     write_text_atomic(
         output.with_name(output.name + ".provenance.json"),
         json.dumps(block, indent=2, ensure_ascii=False) + "\n",

@@ -4,7 +4,10 @@ The rules are the TREC 2024 RAG Track's, for every method: a topic of the answer
 did not answer scores 0 (so skipping topics cannot raise a mean); the measures a method names
 in `answered_only` (the AutoNuggetizer's L) are averaged over the topics a run answered;
 unjudged items are left out by the method's own measures and counted here, by kind; a judgment
-whose topic is not in the key is counted, not scored.
+of which nothing was judged (the method's `nothing_judged`: every item unjudged) has no score:
+it is left out of its run's rows and means (never scored 0) and counted, as are the topics and
+runs with nothing judged at all; a judgment whose topic is not in the key is counted, not
+scored.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ class ScoreTable:
     outside: int = 0  # judgments of topics outside the answer key
     warnings: list[str] = field(default_factory=list)  # about topics, in topic order
     notes: list[str] = field(default_factory=list)  # where judgments and the key disagree
+    empty: dict[str, list[str]] = field(default_factory=dict)  # run: topics with nothing judged
+    left_out: Counter[str] = field(default_factory=Counter)  # e.g. "answers with nothing judged"
+
+    @property
+    def judged_nothing(self) -> bool:
+        """Judgments were read and not one of them was judged: there is no score at all."""
+        return not self.means and bool(self.left_out)
 
     def ranking(self) -> list[str]:
         """Runs by the primary measure descending (runs without it last), then run id."""
@@ -85,6 +95,8 @@ def score_judged(
     warnings: dict[str, str] = {}
     seen: dict[str, None] = {}
     outside = 0
+    empty: dict[str, list[str]] = {}
+    left_out: Counter[str] = Counter()
     universe = dict.fromkeys(topics) if topics is not None else None
     pools: dict[str, list[Judged]] = {}
     collecting = gc.isenabled()
@@ -97,10 +109,15 @@ def score_judged(
                 continue
             key = keys[item.qid] if keys is not None else None
             checked = method.check(key, item, lenient)
+            nothing = method.nothing_judged(item.record)
             notes += checked.notes
             if checked.unjudged:
                 unjudged[item.run_id] = unjudged.get(item.run_id, 0) + checked.unjudged.total()
                 kinds.update(checked.unjudged)
+            if nothing is not None:
+                empty.setdefault(item.run_id, []).append(item.qid)
+                left_out[f"{nothing}s with nothing judged"] += 1
+                continue
             seen.setdefault(item.qid)
             if checked.warning is not None:
                 warnings.setdefault(item.qid, checked.warning)
@@ -119,28 +136,49 @@ def score_judged(
             scored.setdefault(item.run_id, {})[qid] = method.score(key, item.record, records)
     order = list(keys if keys is not None else universe if universe is not None else seen)
     table = ScoreTable(method.measures, method.primary, order, outside=outside,
-                       unjudged=unjudged, kinds=+kinds, notes=notes)
+                       unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty)
     for run_id, answered in scored.items():
         _fill(table, method, run_id, answered)
+    _count_left_out(table, left_out, scored)
     table.warnings = [warnings[q] for q in order if q in warnings]
     return table
 
 
+def _count_left_out(table: ScoreTable, left_out: Counter[str],
+                    scored: Mapping[str, Mapping[str, Any]]) -> None:
+    """Count, beside the judgments with nothing judged, the topics and runs that have no
+    score at all because of them."""
+    if not left_out:
+        return
+    scored_topics = {q for rows in scored.values() for q in rows}
+    empty_topics = {q for qids in table.empty.values() for q in qids} - scored_topics
+    runs = set(table.empty) - set(scored)
+    table.left_out = Counter(left_out)
+    if empty_topics:
+        table.left_out["topics with nothing judged"] = len(empty_topics)
+    if runs:
+        table.left_out["runs with nothing judged"] = len(runs)
+
+
 def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
           answered: dict[str, dict[str, float]]) -> None:
-    """One run's per-topic rows over the universe and its means."""
+    """One run's per-topic rows over the universe and its means (a topic the run answered
+    with nothing judged has no row and is left out of the means)."""
     names = [m for m in method.measures if any(m in r for r in answered.values())]
     zero = {m: 0.0 for m in names if m not in method.answered_only}
     rows: dict[str, dict[str, float]] = {}
     answered_rows: list[dict[str, float]] = []
+    empty = set(table.empty.get(run_id, ())) - set(answered)
     for qid in table.topics:
         row = answered.get(qid)
+        if row is None and qid in empty:
+            continue
         if row is None:
             rows[qid] = dict(zero)
         else:
             rows[qid] = row
             answered_rows.append(row)
-    count = len(table.topics) or 1
+    count = len(rows) or 1
     means: dict[str, float] = {}
     for m in names:
         if m in method.answered_only:
@@ -150,7 +188,7 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
             means[m] = sum(r.get(m, 0.0) for r in rows.values()) / count
     table.per_topic[run_id] = rows
     table.means[run_id] = means
-    table.missing[run_id] = len(table.topics) - len(answered_rows)
+    table.missing[run_id] = len(rows) - len(answered_rows)
     table.unjudged.setdefault(run_id, 0)
 
 
@@ -182,6 +220,9 @@ def combine_tables(tables: Sequence[ScoreTable]) -> ScoreTable:
             combined.missing[run_id] = max(combined.missing.get(run_id, 0),
                                            table.missing.get(run_id, 0))
         combined.kinds.update(table.kinds)
+        combined.left_out.update(table.left_out)
+        for run_id, qids in table.empty.items():
+            combined.empty.setdefault(run_id, []).extend(qids)
         combined.outside += table.outside
         combined.warnings += table.warnings
         combined.notes += table.notes

@@ -2,9 +2,11 @@
 
 `{"run_id", "qid", "query", "answer_text", "length"?, "nuggets": [{"text", "importance",
 "assignment", "raw"?}], "provenance"?}`. castorini's assignment files read too: they spell
-`length` as `response_length`, and older ones have no `run_id` (the file name stands in: castorini
-names each assignment file after its run). castorini writes the assignment `failed` when its LLM
-call failed: that is an unjudged item, counted, never a score.
+`length` as `response_length` (the run's self-reported, uncut figure: kept as read, marked
+`stated_length`, never used for L, which scoring counts from the answer text), and older ones
+have no `run_id` (the file name stands in: castorini names each assignment file after its run).
+castorini writes the assignment `failed` when its LLM call failed: that is an unjudged item,
+counted, never a score.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: boo
         answer_text=answer_text,
         length=length,
         nuggets=nuggets,
+        stated_length=length_key == "response_length",
     )
 
 

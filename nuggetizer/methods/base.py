@@ -217,6 +217,16 @@ class AnswerKeyMethod(ABC):
         """Items of a judgment record that stayed unjudged, by kind."""
         return Counter({"items": int(judgment.get("unjudged", 0))})
 
+    def nothing_judged(self, judgment: Any) -> str | None:
+        """What a judgment record judged nothing of ("answer", "context"): it has items and
+        every one stayed unjudged, so it has no score (the score engine leaves it out and
+        counts it, never scores it 0); None when something of it was judged. By default: a
+        record that counts its unjudged items under `unjudged` and has no judged `labels`."""
+        if isinstance(judgment, Mapping) and int(judgment.get("unjudged") or 0) > 0 \
+                and not judgment.get("labels"):
+            return str(judgment.get("target") or self.targets[0])
+        return None
+
     # --- sheets for manual assessment (organizer/sheets.py) ---------------------------------
 
     sheet_hint: ClassVar[str] = ""  # what an assessor fills in, for the sheets' comment line

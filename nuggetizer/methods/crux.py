@@ -209,6 +209,16 @@ class CruxMethod(AnswerKeyMethod):
         record["unjudged"] = len(unparsed)
         return Outcome(record, len(unparsed))
 
+    def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
+        """An answer, or a context, with no rating that parsed: no score."""
+        if judgment.get("target") == "answer":
+            ratings = list(judgment["ratings"])
+            target = "answer"
+        else:
+            ratings = [r for d in judgment["docids"] for r in judgment["ratings"][d]]
+            target = "context"
+        return target if ratings and all(r is None for r in ratings) else None
+
     def score(
         self, key: Mapping[str, Any], judgment: Mapping[str, Any],
         pool: Sequence[Mapping[str, Any]],

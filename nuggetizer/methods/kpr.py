@@ -242,6 +242,11 @@ class KprMethod(AnswerKeyMethod):
                   "key_points": judged, "unjudged": unjudged}
         return Outcome(record, unjudged)
 
+    def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
+        """An answer whose every key point stayed unjudged: no score."""
+        labels = [kp["label"] for kp in judgment["key_points"]]
+        return "answer" if labels and all(label == "unjudged" for label in labels) else None
+
     def score(
         self, key: Mapping[str, Any], judgment: Mapping[str, Any],
         pool: Sequence[Mapping[str, Any]],

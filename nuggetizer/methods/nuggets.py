@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
-from nuggetizer.assessors.untrusted import inline
+from nuggetizer.assessors.untrusted import inline, line_safe
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.assessments import (
     MISSING,
@@ -22,7 +22,7 @@ from nuggetizer.formats.assessments import (
 )
 from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
 from nuggetizer.labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS, IMPORTANCE_ORDER, UNJUDGED
-from nuggetizer.measures.nuggets import MEASURES, nugget_scores, word_count
+from nuggetizer.measures.nuggets import MEASURES, nugget_scores, text_length
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
     Checked,
@@ -33,7 +33,7 @@ from nuggetizer.methods.base import (
 )
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import labels_schema, parse_labels, parse_strings, strings_schema
-from nuggetizer.templates import Prompt, load_prompt
+from nuggetizer.templates import RENDERINGS, Prompt, load_prompt
 from nuggetizer.types import (
     Answer,
     AssessedNugget,
@@ -64,6 +64,24 @@ class NuggetConfig:
     assign_batch: int = 10
     label: bool = True
     reasks: int = DEFAULT_REASKS
+    render: str = RENDERINGS[0]  # castorini's prompt bytes, or "json" (templates.py)
+
+    def __post_init__(self) -> None:
+        if self.render not in RENDERINGS:
+            raise ValueError(f"setting render must be one of {', '.join(RENDERINGS)}, got "
+                             f"{self.render!r}")
+
+    def untrusted(self, text: str) -> str:
+        """An answer or passage as the prompt carries it: castorini's bytes (one line, spaces
+        kept), or collapsed to single spaces under the JSON rendering."""
+        return inline(text) if self.render == "json" else line_safe(text)
+
+    def answer(self, answer: Answer) -> str:
+        """The answer text the assignment prompt reads: its sentences joined by a space,
+        unstripped as castorini joins them (stripped under the JSON rendering)."""
+        if self.render == "json":
+            return inline(answer.text)
+        return line_safe(" ".join(s.text for s in answer.sentences))
 
 
 @dataclass
@@ -115,9 +133,10 @@ async def create_nuggets(
         parsed = await assessor.ask(
             prompt.render(
                 query=query,
-                segments=[inline(s.text) for s in window],
+                segments=[config.untrusted(s.text) for s in window],
                 nuggets=texts,
                 max_nuggets=config.max_nuggets,
+                render=config.render,
             ),
             lambda text: parse_strings(text, config.max_nuggets),
             schema=strings_schema(config.max_nuggets, min_items=1, max_length=NUGGET_CHARS),
@@ -167,7 +186,7 @@ async def label_importance(
     results = await _label_batches(
         assessor,
         load_prompt("nuggets_importance"),
-        {"query": query},
+        {"query": query, "render": config.render},
         [n.text for n in nuggets],
         IMPORTANCE_LABELS,
         config.label_batch,
@@ -191,7 +210,7 @@ async def assign_nuggets(
     results = await _label_batches(
         assessor,
         load_prompt("nuggets_assign"),
-        {"query": key.query, "answer": inline(answer.text)},
+        {"query": key.query, "answer": config.answer(answer), "render": config.render},
         [n.text for n in key.nuggets],
         ASSIGNMENT_LABELS,
         config.assign_batch,
@@ -265,7 +284,7 @@ class NuggetsMethod(AnswerKeyMethod):
 
     async def judge(self, assessor: Assessor, key: NuggetList, target: Target) -> Outcome:
         answer = Answer(run_id=target.run_id, topic_id=target.qid,
-                        sentences=[Sentence(text=target.answer or "")])
+                        sentences=list(target.sentences) or [Sentence(text=target.answer or "")])
         length = target.length if target.length is not None else 0
         assessment = await assign_nuggets(assessor, key, answer, length, self.config)
         return Outcome(assessment_record(assessment),
@@ -275,8 +294,15 @@ class NuggetsMethod(AnswerKeyMethod):
               ) -> dict[str, float]:
         scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
         length = judgment.length
-        scores["L"] = float(length if length is not None else word_count(judgment.answer_text))
+        if length is None or judgment.stated_length:  # L from the text, never self-reported
+            length = text_length(judgment.answer_text)
+        scores["L"] = float(length)
         return scores
+
+    def nothing_judged(self, judgment: Assessment) -> str | None:
+        """An answer whose every nugget stayed unassigned: no score from it."""
+        labels = [n.assignment for n in judgment.nuggets]
+        return "answer" if labels and all(a == UNJUDGED for a in labels) else None
 
     def unjudged(self, judgment: Assessment) -> Counter[str]:
         counts: Counter[str] = Counter()

@@ -197,6 +197,12 @@ class SupportMethod(AnswerKeyMethod):
                     counts["citation" if "reason" in pair else "label"] += 1
         return counts
 
+    def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
+        """An answer whose every (sentence, citation) pair stayed unjudged: no score (not the
+        0 of an answer without support)."""
+        labels = [p["label"] for s in judgment["sentences"] for p in s["pairs"]]
+        return "answer" if labels and all(label == UNJUDGED for label in labels) else None
+
     def score(self, key: Any, judgment: Mapping[str, Any], pool: Sequence[Any]
               ) -> dict[str, float]:
         return ms.support_scores([[p["label"] for p in s["pairs"]]

@@ -7,7 +7,9 @@ from one call per (question, passage) asking for the first token's top log-proba
 (`Request(top_logprobs=k, max_tokens=1)`, the same on `local` llama.cpp and `openai:` servers,
 vLLM's included); see `nuggetizer.measures.udcg.no_response_probability` for how tokens are matched.
 Relevance comes from the qrels (grade >= min_grade) or, with `relevance = "llm"`, from an LLM
-judge given the question and the reference answers.
+judge given the question and the reference answers. Both prompts are the reference code's
+(github.com/GiovanniTRA/UDCG: the generator's system message and `Document:` user message of
+src/compute_abstention_probability.py, the judge's RELEVANCE_TEMPLATE of src/prompts.py).
 Judgment record of a retrieval context: `{"run_id", "qid", "model", "docids", "utilities"}`;
 a passage the key has no p_NR for gets a null utility (counted in k, adds 0, as the reference
 code does) and is counted as unjudged.
@@ -16,15 +18,16 @@ code does) and is counted as unjudged.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor, RefusedError, Request
-from nuggetizer.assessors.untrusted import inline
-from nuggetizer.errors import ConfigError
-from nuggetizer.formats.keys import check_items
+from nuggetizer.assessors.untrusted import line_safe
+from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats.keys import check_items, read_udcg_dataset
 from nuggetizer.measures import udcg as mu
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 from nuggetizer.methods.registry import register
@@ -32,10 +35,12 @@ from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Topic
 
+# The reference code's relevance judge answers {"motivation", "grade": "A" (RELEVANT) or "B"}.
 RELEVANCE_SCHEMA = {
     "type": "object",
-    "properties": {"label": {"type": "string", "enum": ["relevant", "irrelevant"]}},
-    "required": ["label"],
+    "properties": {"motivation": {"type": "string", "maxLength": 400},
+                   "grade": {"type": "string", "enum": ["A", "B"]}},
+    "required": ["motivation", "grade"],
     "additionalProperties": False,
 }
 
@@ -57,7 +62,15 @@ class UdcgConfig:
 
 
 def parse_relevance(text: str) -> bool:
-    """True for "relevant", False for "irrelevant" (whichever word comes first)."""
+    """True for the reference judge's `{"grade": "A"}` (RELEVANT), False for "B"; else True for
+    "relevant", False for "irrelevant" (whichever word comes first)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    grade = value.get("grade") if isinstance(value, dict) else None
+    if isinstance(grade, str) and grade.strip().upper() in ("A", "B"):
+        return grade.strip().upper() == "A"
     lowered = (text or "").lower()
     positions = {w: lowered.find(w) for w in ("irrelevant", "relevant")}
     if positions["irrelevant"] >= 0 and positions["irrelevant"] <= positions["relevant"]:
@@ -74,7 +87,7 @@ async def no_response_probability(
     when the server refused the request."""
     request = Request(
         messages=load_prompt("udcg_no_response").render(question=question,
-                                                        passage=inline(passage)),
+                                                        passage=line_safe(passage)),
         max_tokens=1, temperature=0.0, top_logprobs=top_logprobs,
     )
     try:
@@ -84,6 +97,16 @@ async def no_response_probability(
     if completion.first_token_logprobs is None:
         return None
     return mu.no_response_probability(completion.first_token_logprobs)
+
+
+def _json_array(path: Path) -> bool:
+    """Whether a file holds one JSON array (its first non-space character is `[`)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).lstrip()
+    except OSError:
+        return False  # read_keys names the problem
+    return head.startswith(b"[")
 
 
 def utilities(key: Mapping[str, Any], model: str, docids: Sequence[str]) -> list[float | None]:
@@ -125,6 +148,26 @@ class UdcgMethod(AnswerKeyMethod):
         check_items(obj, "passages", "doc_id", path, line)
         return obj
 
+    def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
+        """A key file (JSONL), or the reference code's JSON array of examples (its sample's
+        dataset_with_scores.json: `example_id` becomes the topic id)."""
+        path = Path(path)
+        if _json_array(path):
+            keys: dict[str, Any] = {}
+            for record in read_udcg_dataset(path):
+                if not any(p["models_info"] for p in record["passages"]):
+                    raise InputError(path, 1, f"example {record['qid']!r} has no models_info "
+                                     "(no p_NR of any generator): this is the reference's input "
+                                     "dataset, not a key; give its dataset_with_scores.json, or "
+                                     "build a key with nuggetize --method udcg")
+                if record["qid"] in keys:
+                    raise InputError(path, None, f"example_id {record['qid']!r} twice")
+                keys[record["qid"]] = record
+            if not keys:
+                raise InputError(path, None, "no udcg examples in file")
+            return keys
+        return super().read_keys(path, lenient)
+
     async def _relevant(self, assessor: Assessor, item: KeyInput, docid: str, text: str
                         ) -> bool | None:
         cfg: UdcgConfig = self.config
@@ -132,9 +175,9 @@ class UdcgMethod(AnswerKeyMethod):
             return item.grades.get(docid, 0) >= cfg.min_grade
         parsed = await assessor.ask(
             load_prompt("udcg_relevance").render(
-                question=item.query, passage=inline(text),
+                question=item.query, passage=line_safe(text),
                 answers=[item.reference] if item.reference else []),
-            parse_relevance, schema=RELEVANCE_SCHEMA, max_tokens=16, reasks=cfg.reasks,
+            parse_relevance, schema=RELEVANCE_SCHEMA, max_tokens=160, reasks=cfg.reasks,
         )
         return parsed.value
 
@@ -162,6 +205,12 @@ class UdcgMethod(AnswerKeyMethod):
         record = {"run_id": target.run_id, "qid": target.qid, "model": assessor.model,
                   "docids": docids, "utilities": values, "unjudged": unjudged}
         return Outcome(record, unjudged)
+
+    def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
+        """A context none of whose passages has a utility (no p_NR for the generator): no
+        score."""
+        values = judgment["utilities"]
+        return "context" if values and all(u is None for u in values) else None
 
     def score(
         self, key: Mapping[str, Any], judgment: Mapping[str, Any],
