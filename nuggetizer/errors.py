@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -29,6 +30,57 @@ class InputError(NuggetizerError):
 
 class ConfigError(NuggetizerError):
     """A bad option, assessor spec or track config."""
+
+
+# What an OSError on writing means, for the line that says it.
+WRITE_FAULTS = {
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space",
+    errno.EFBIG: "the file is over the size the system allows",
+    errno.EROFS: "the file system is read-only: write the output elsewhere (-o)",
+    errno.EACCES: "no permission to write there: make the folder writable or write "
+                  "elsewhere (-o)",
+    errno.EPERM: "the system does not allow writing there: write elsewhere (-o)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: write elsewhere (-o)",
+}
+KEPT = ("the work finished so far is kept (journals *.partial beside the outputs, and the LLM "
+        "cache): rerun the same command to resume")
+
+
+class OutputError(NuggetizerError):
+    """An output could not be written (a full disk, a read-only folder): names the file or
+    folder and the fix; what was finished is kept for a resume, so the exit code is 1."""
+
+    exit_code = 1
+
+    def __init__(self, path: str | Path | None, exc: OSError) -> None:
+        self.path = str(path or exc.filename or "")
+        self.errno = exc.errno
+        why = exc.strerror or str(exc)
+        fix = WRITE_FAULTS.get(exc.errno or 0, "")
+        super().__init__(f"cannot write {self.path}: {why}{f' ({fix})' if fix else ''}; {KEPT}")
+
+
+def first_os_error(exc: BaseException) -> OSError | None:
+    """The OSError inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
+    if isinstance(exc, OSError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = first_os_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def write_fault(exc: BaseException) -> OutputError | None:
+    """An OSError only writing can meet (a full disk, a read-only file system) inside `exc`,
+    as an OutputError; None when there is none."""
+    found = first_os_error(exc)
+    if found is not None and found.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG,
+                                             errno.EROFS):
+        return OutputError(None, found)
+    return None
 
 
 class AssessorError(NuggetizerError):

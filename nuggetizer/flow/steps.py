@@ -99,7 +99,6 @@ def write_usage(output: Path, summary: Summary) -> None:
             pass
     from nuggetizer.formats.writing import write_text_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     record = {"step": summary.step, "usage": totals, "invocations": invocations}
     if cost is not None:
         record["prices"] = summary.prices.recorded()

@@ -78,11 +78,13 @@ def iter_leaderboard(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
                              f"found {len(cells)}")
         run, measure, topic, value = cells
         if not _looks_numeric(value):
-            raise InputError(path, number, f"value {value!r} is not a number")
+            raise InputError(path, number, f"value {value!r} is not a number (the 4th column "
+                             "of an AutoJudge leaderboard: run_id measure topic value)")
         seen = True
         yield run, topic, measure, float(value)
     if not seen:
-        raise InputError(path, None, "empty file")
+        raise InputError(path, None, "empty file: expected AutoJudge leaderboard rows "
+                         "(run_id measure topic value)")
 
 
 def bank_record(nl: NuggetList) -> dict[str, Any]:
