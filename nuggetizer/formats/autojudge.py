@@ -68,7 +68,7 @@ def iter_leaderboard(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
     """(run, topic, measure, value) of every row of a framework leaderboard, `all` rows
     included; strict, file:line errors."""
     path = Path(path)
-    seen = False
+    seen: dict[tuple[str, str, str], int] = {}
     for number, line in iter_lines(path):
         cells = line.split()
         if not cells:
@@ -80,7 +80,11 @@ def iter_leaderboard(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
         if not _looks_numeric(value):
             raise InputError(path, number, f"value {value!r} is not a number (the 4th column "
                              "of an AutoJudge leaderboard: run_id measure topic value)")
-        seen = True
+        if (run, measure, topic) in seen:
+            raise InputError(path, number, f"a second row for run {run!r}, measure "
+                             f"{measure!r}, topic {topic!r} (also on line "
+                             f"{seen[run, measure, topic]}): one value each")
+        seen[run, measure, topic] = number
         yield run, topic, measure, float(value)
     if not seen:
         raise InputError(path, None, "empty file: expected AutoJudge leaderboard rows "

@@ -114,7 +114,7 @@ class Journal:
         """Records written so far ([] without a file); a torn last line is dropped and truncated."""
         try:
             data = self.path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # nothing journalled there yet
             self._checked = True
             return []
         except OSError as exc:
