@@ -83,7 +83,8 @@ def iter_leaderboard(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
         if (run, measure, topic) in seen:
             raise InputError(path, number, f"a second row for run {run!r}, measure "
                              f"{measure!r}, topic {topic!r} (also on line "
-                             f"{seen[run, measure, topic]}): one value each")
+                             f"{seen[run, measure, topic]}): an AutoJudge leaderboard "
+                             "(run_id measure topic value) holds one value each")
         seen[run, measure, topic] = number
         yield run, topic, measure, float(value)
     if not seen:
