@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
+from typing import TypeVar
+
+E = TypeVar("E", bound=BaseException)
 
 
 class NuggetizerError(Exception):
@@ -61,22 +64,10 @@ class OutputError(NuggetizerError):
         super().__init__(f"cannot write {self.path}: {why}{f' ({fix})' if fix else ''}; {KEPT}")
 
 
-def first_os_error(exc: BaseException) -> OSError | None:
-    """The OSError inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
-    if isinstance(exc, OSError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = first_os_error(inner)
-            if found is not None:
-                return found
-    return None
-
-
 def write_fault(exc: BaseException) -> OutputError | None:
     """An OSError only writing can meet (a full disk, a read-only file system) inside `exc`,
     as an OutputError; None when there is none."""
-    found = first_os_error(exc)
+    found = first_of(exc, OSError)
     if found is not None and found.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG,
                                              errno.EROFS):
         return OutputError(None, found)
@@ -89,13 +80,19 @@ class AssessorError(NuggetizerError):
     exit_code = 1
 
 
-def first_error(exc: BaseException) -> NuggetizerError | None:
-    """The toolkit error inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
-    if isinstance(exc, NuggetizerError):
+def first_of(exc: BaseException, kind: type[E]) -> E | None:
+    """The exception of `kind` inside `exc`, looking through exception groups
+    (asyncio.TaskGroup)."""
+    if isinstance(exc, kind):
         return exc
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
-            found = first_error(inner)
+            found = first_of(inner, kind)
             if found is not None:
                 return found
     return None
+
+
+def first_error(exc: BaseException) -> NuggetizerError | None:
+    """The toolkit error inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
+    return first_of(exc, NuggetizerError)

@@ -19,7 +19,7 @@ from nuggetizer.errors import (
     AssessorError,
     NuggetizerError,
     first_error,
-    first_os_error,
+    first_of,
     write_fault,
 )
 from nuggetizer.flow.dryrun import Prices
@@ -95,7 +95,7 @@ class ErrorGroup(click.Group):
             return super().invoke(ctx)
         except (NuggetizerError, BaseExceptionGroup, OSError) as raised:
             exc = first_error(raised) or write_fault(raised)
-            if exc is None and (failed := first_os_error(raised)) is not None:
+            if exc is None and (failed := first_of(raised, OSError)) is not None:
                 click.echo(f"error: {failed.filename or ''}: {failed.strerror or failed}",
                            err=True)
                 ctx.exit(2)

@@ -218,29 +218,13 @@ class _Checker(ReportChecks):
             good.append(ref if isinstance(ref, str) else "")
         return good
 
-    def item_text(self, n: int, where: str, item: Any) -> str | None:
-        """The text of one answer item (`{text, citations}`); None, with the problem added,
-        when the item is not such an object."""
-        if not isinstance(item, dict):
-            self.add(n, where, "must be an object with text and citations")
-            return None
-        text = item.get("text")
-        if not isinstance(text, str):
-            self.add(n, f"{where}.text", f"must be a string, got {text!r}"[:120])
-            return None
-        return text
-
     def answer(self, obj: dict[str, Any], n: int, refs: list[str], year: int) -> list[str] | None:
         items = obj.get("answer")
         if not isinstance(items, list):
             self.add(n, "answer", "must be an array of {text, citations} objects")
             return None
         texts: list[str] = []
-        for k, item in enumerate(items):
-            where = f"answer[{k}]"
-            text = self.item_text(n, where, item)
-            if text is None:
-                continue
+        for where, item, text in self.with_texts(items, n, "answer"):
             texts.append(text)
             cites = item.get("citations", [])
             if not isinstance(cites, list):
@@ -327,6 +311,9 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
             lines += [f"  {p}" for p in found[:examples]]
             if len(found) > examples:
                 lines.append(f"  ... and {len(found) - examples} more")
+        if report.track:
+            lines.append(f"{report.path}: note: checked against the {report.track} rules "
+                         "(--track-rules; README: Track rules for report runs)")
         if report.length_within_tolerance:
             lines.append(f"{report.path}: note: {report.length_within_tolerance} stated "
                          f"response_length values differ from the computed one by at most "

@@ -4,9 +4,17 @@ with `validate --track-rules` or detected from the run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from nuggetizer.formats.track_rules import TRACKS, Limit, TrackRules, check_report, detect, limit_for
+from nuggetizer.formats.track_rules import (
+    TRACKS,
+    Limit,
+    TrackRules,
+    check_report,
+    detect,
+    limit_for,
+)
 from nuggetizer.measures.nuggets import answer_length
 
 if TYPE_CHECKING:
@@ -32,7 +40,26 @@ class ReportChecks:
         raise NotImplementedError
 
     def item_text(self, n: int, where: str, item: Any) -> str | None:
-        raise NotImplementedError
+        """The text of one answer item (`{text, citations}`); None, with the problem added,
+        when the item is not such an object."""
+        if not isinstance(item, dict):
+            self.add(n, where, "must be an object with text and citations")
+            return None
+        text = item.get("text")
+        if not isinstance(text, str):
+            self.add(n, f"{where}.text", f"must be a string, got {text!r}"[:120])
+            return None
+        return text
+
+    def with_texts(self, items: list[Any], n: int, name: str
+                   ) -> Iterator[tuple[str, dict[str, Any], str]]:
+        """(field, item, text) of each item of the list `name` that has a text; the others
+        are problems."""
+        for k, item in enumerate(items):
+            where = f"{name}[{k}]"
+            text = self.item_text(n, where, item)
+            if text is not None:
+                yield where, item, text
 
     def track_of(self, obj: dict[str, Any]) -> TrackRules | None:
         """The rules of this file: the one chosen, else the first report line's track."""
@@ -77,11 +104,7 @@ class ReportChecks:
         """Each response's text and citations; the texts."""
         texts: list[str] = []
         unlisted = 0
-        for k, item in enumerate(items):
-            where = f"responses[{k}]"
-            text = self.item_text(n, where, item)
-            if text is None:
-                continue
+        for where, item, text in self.with_texts(items, n, "responses"):
             texts.append(text)
             cites = item.get("citations", [])
             if isinstance(cites, dict):
