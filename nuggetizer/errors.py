@@ -40,6 +40,7 @@ WRITE_FAULTS = {
     errno.ENOSPC: "the disk is full: free some space",
     errno.EDQUOT: "the disk quota is used up: free some space",
     errno.EFBIG: "the file is over the size the system allows",
+    errno.EIO: "the disk refused the write: free some space, or check the disk",
     errno.EROFS: "the file system is read-only: write the output elsewhere (-o)",
     errno.EACCES: "no permission to write there: make the folder writable or write "
                   "elsewhere (-o)",

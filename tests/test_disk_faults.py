@@ -195,3 +195,33 @@ def test_no_space_left_is_one_line_and_the_rerun_resumes(tmp_path: Path, track, 
     total = sum(math.ceil(len(v) / 10) for v in reference.values())
     assert len(second) <= total - 3  # the three journalled units are not asked again
     assert assessments(out) == reference
+
+
+def test_a_full_disk_under_the_llm_cache_names_the_cache(tmp_path: Path) -> None:
+    """SQLite's write errors when the disk fills (here the file-size limit: a disk I/O error
+    on writing) name the cache file and a full disk, not a damaged cache to move aside."""
+    cache = tmp_path / "cache.sqlite"
+    script = (
+        "import resource, sys\n"
+        "from nuggetizer.cache import Cache\n"
+        "from nuggetizer.errors import OutputError\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))\n"
+        f"cache = Cache({str(cache)!r})\n"
+        "try:\n"
+        "    for i in range(1000):\n"
+        "        cache.put(str(i), {'answer': 'x' * 2000})\n"
+        "except OutputError as exc:\n"
+        "    print(i, exc.exit_code, exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    stored, code, message = done.stdout.split(" ", 2)
+    assert 10 < int(stored) < 1000 and code == "1"
+    assert message.startswith(f"cannot write {cache}: disk I/O error (the disk refused the "
+                              "write: free some space")
+    from nuggetizer.cache import Cache
+
+    with_room = Cache(cache)  # what was stored before the disk filled is still there
+    assert with_room.get("0") == {"answer": "x" * 2000} and len(with_room) == int(stored)
+    with_room.close()
