@@ -210,3 +210,17 @@ def test_truncation_counts_as_the_validator() -> None:
     assert truncate(["one two", "three four five"], Limit(3, "words")) == ["one two", "three"]
     assert truncate(["abc", "def"], Limit(4, "characters")) == ["abc"]
     assert truncate(["abc", "def"], Limit(3, "characters")) == ["abc"]
+
+
+def test_a_request_limit_that_is_no_number_names_its_line(tmp_path: Path, key: Path) -> None:
+    run = write(tmp_path / "run.jsonl", ragtime([{"text": "A.", "citations": {ragtime_doc(1): 5}}],
+                                                [ragtime_doc(1)]))
+    requests = write(tmp_path / "requests.jsonl", {"request_id": "300", "title": "t",
+                                                   "limit": "2000"})
+    out = tmp_path / "out"
+    result = nuggetizer("assign", "--run", run, "--nuggets", key, "-o", out, "--requests",
+                        requests, *UNREACHABLE)
+    assert result.returncode == 2 and not out.exists()
+    assert result.stderr.strip() == (f"error: {requests}:1: field 'limit' must be a positive "
+                                     "integer (the report's length limit in characters), got "
+                                     "'2000'")

@@ -45,6 +45,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from nuggetizer.errors import InputError
+from nuggetizer.formats.jsonl import base_suffix, id_field, iter_jsonl
+from nuggetizer.formats.runs import REPORT_TOPIC_KEYS, is_report
+from nuggetizer.formats.topics import ID_KEYS
+
 SEGMENT_ID = re.compile(r"^msmarco_v2\.1_doc_\d+_\d+#\d+_\d+$")
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 RAGTIME_DOC = re.compile(r"^[A-Za-z0-9]+(?:-[A-Za-z0-9]+){4}_[A-Za-z0-9]+$")
@@ -124,9 +129,6 @@ def limit_for(rules: TrackRules, topic: str | None, limits: dict[str, Limit],
 def request_limits(path: str | Path) -> dict[str, Limit]:
     """Per-topic length limits of a report requests (topics) JSONL: `word_limit` in words,
     else `limit` in characters (auto-judge-base request.py); none from a TSV."""
-    from nuggetizer.formats.jsonl import base_suffix, id_field, iter_jsonl
-    from nuggetizer.formats.topics import ID_KEYS
-
     path = Path(path)
     if base_suffix(path) not in (".jsonl", ".json"):
         return {}
@@ -135,9 +137,13 @@ def request_limits(path: str | Path) -> dict[str, Limit]:
         topic = id_field(record, ID_KEYS, path, number)
         for key, unit in (("word_limit", "words"), ("limit", "characters")):
             value = record.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                found[topic] = Limit(value, unit)
-                break
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(path, number, f"field {key!r} must be a positive integer "
+                                 f"(the report's length limit in {unit}), got {value!r}")
+            found[topic] = Limit(value, unit)
+            break
     return found
 
 
@@ -273,10 +279,6 @@ def enforce(paths: Sequence[str | Path], track: str, limits: dict[str, Limit],
     """Check the report runs among `paths` against their track's rules before judging: the
     first error stops with file, line and field (exit 2); the warnings are returned, said
     once each. Returns, per report run file with rules, its rules and limits (for `cut`)."""
-    from nuggetizer.errors import InputError
-    from nuggetizer.formats.jsonl import iter_jsonl
-    from nuggetizer.formats.runs import REPORT_TOPIC_KEYS, is_report
-
     chosen: dict[str, tuple[TrackRules, Limits]] = {}
     warnings: list[str] = []
     if track == "none":
