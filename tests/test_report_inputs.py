@@ -108,3 +108,15 @@ def test_fill_rows_of_topics_not_graded_are_said(tmp_path: Path) -> None:
                      "--only-topics) are left out of the qrels written: 91, 92"]
     assert out.read_text().split("\n")[:2] == ["28 0 224 2", "28 0 279 1"]
     assert "91" not in out.read_text()
+
+
+@pytest.mark.parametrize("name", ["judge.txt", "judge.tsv"])
+def test_the_report_names_what_it_reads_instead_of_a_leaderboard(tmp_path: Path,
+                                                                 name: str) -> None:
+    board = tmp_path / name
+    board.write_text(TRUTH.read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "report"
+    result = nuggetizer("report", board, "-o", out)
+    one_line(result, f"{board}:1:", "AutoJudge leaderboard (run_id measure topic value)",
+             "per-topic TSV")
+    assert not out.exists()
