@@ -8,6 +8,7 @@ served from another machine replays the same answers.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -19,11 +20,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.errors import ConfigError
+from nuggetizer.errors import ConfigError, OutputError
 
 __all__ = ["Cache", "CacheError", "cache_key", "canonical_json", "default_cache_path"]
 
 LOCK_TIMEOUT = 30.0  # seconds to wait for another program's lock on the cache file
+
+
+# SQLite's result codes that mean the disk refused a write (a full disk past a file-size
+# limit is SQLITE_IOERR_WRITE), as the errno the message explains.
+SQLITE_WRITE_FAULTS = {"SQLITE_FULL": errno.ENOSPC, "SQLITE_READONLY": errno.EROFS,
+                       "SQLITE_IOERR_WRITE": errno.EIO, "SQLITE_IOERR_FSYNC": errno.EIO,
+                       "SQLITE_IOERR_TRUNCATE": errno.EIO}
 
 
 class CacheError(ConfigError):
@@ -85,6 +93,9 @@ class Cache:
         try:
             yield
         except sqlite3.OperationalError as exc:
+            code = SQLITE_WRITE_FAULTS.get(getattr(exc, "sqlite_errorname", ""))
+            if code is not None:  # the disk refused a write: not a damaged cache
+                raise OutputError(self.path, OSError(code, str(exc))) from None
             if "locked" in str(exc) or "busy" in str(exc):
                 raise CacheError(
                     f"LLM cache {self.path} is locked by another program ({exc}); wait for it "

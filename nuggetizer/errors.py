@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
+from typing import TypeVar
+
+E = TypeVar("E", bound=BaseException)
 
 
 class NuggetizerError(Exception):
@@ -31,6 +35,46 @@ class ConfigError(NuggetizerError):
     """A bad option, assessor spec or track config."""
 
 
+# What an OSError on writing means, for the line that says it.
+WRITE_FAULTS = {
+    errno.ENOSPC: "the disk is full: free some space",
+    errno.EDQUOT: "the disk quota is used up: free some space",
+    errno.EFBIG: "the file is over the size the system allows",
+    errno.EIO: "the disk refused the write: free some space, or check the disk",
+    errno.EROFS: "the file system is read-only: write the output elsewhere (-o)",
+    errno.EACCES: "no permission to write there: make the folder writable or write "
+                  "elsewhere (-o)",
+    errno.EPERM: "the system does not allow writing there: write elsewhere (-o)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: write elsewhere (-o)",
+}
+KEPT = ("the work finished so far is kept (journals *.partial beside the outputs, and the LLM "
+        "cache): rerun the same command to resume")
+
+
+class OutputError(NuggetizerError):
+    """An output could not be written (a full disk, a read-only folder): names the file or
+    folder and the fix; what was finished is kept for a resume, so the exit code is 1."""
+
+    exit_code = 1
+
+    def __init__(self, path: str | Path | None, exc: OSError) -> None:
+        self.path = str(path or exc.filename or "")
+        self.errno = exc.errno
+        why = exc.strerror or str(exc)
+        fix = WRITE_FAULTS.get(exc.errno or 0, "")
+        super().__init__(f"cannot write {self.path}: {why}{f' ({fix})' if fix else ''}; {KEPT}")
+
+
+def write_fault(exc: BaseException) -> OutputError | None:
+    """An OSError only writing can meet (a full disk, a read-only file system) inside `exc`,
+    as an OutputError; None when there is none."""
+    found = first_of(exc, OSError)
+    if found is not None and found.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG,
+                                             errno.EROFS):
+        return OutputError(None, found)
+    return None
+
+
 class AssessorError(NuggetizerError):
     """The LLM could not be reached or refused the request after the allowed retries."""
 
@@ -51,13 +95,19 @@ class NothingJudgedError(NuggetizerError):
     exit_code = 1
 
 
-def first_error(exc: BaseException) -> NuggetizerError | None:
-    """The toolkit error inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
-    if isinstance(exc, NuggetizerError):
+def first_of(exc: BaseException, kind: type[E]) -> E | None:
+    """The exception of `kind` inside `exc`, looking through exception groups
+    (asyncio.TaskGroup)."""
+    if isinstance(exc, kind):
         return exc
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
-            found = first_error(inner)
+            found = first_of(inner, kind)
             if found is not None:
                 return found
     return None
+
+
+def first_error(exc: BaseException) -> NuggetizerError | None:
+    """The toolkit error inside `exc`, looking through exception groups (asyncio.TaskGroup)."""
+    return first_of(exc, NuggetizerError)

@@ -17,11 +17,14 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import (
+    KEPT,
     AssessorError,
     ConfigError,
     Interrupted,
     NuggetizerError,
     first_error,
+    first_of,
+    write_fault,
 )
 from nuggetizer.flow.dryrun import DEFAULT_BATCH_DISCOUNT, Prices
 from nuggetizer.methods.registry import method_names
@@ -34,6 +37,18 @@ ANY = click.Path(path_type=Path)
 LENIENT = click.option("--lenient", is_flag=True,
                        help="off-menu labels and key mismatches in input files become counted "
                             "unjudged items instead of errors")
+
+TRACK_RULES = click.option(
+    "--track-rules", type=click.Choice(["auto", "none", "ragtime", "neuclir", "dragun",
+                                        "autojudge"]), default="auto", show_default=True,
+    help="report runs: check the track's rules (citations per sentence, length, doc ids, "
+         "references; RAGTIME reports are cut to the limit before scoring); auto: the track a "
+         "run shows (DRAGUN's use_starter_kit, RAGTIME's metadata.task)")
+LENGTH_LIMIT = click.option(
+    "--length-limit", type=click.IntRange(min=1), default=None,
+    help="report runs: the length limit, in the track's unit (RAGTIME, NeuCLIR: characters; "
+         "DRAGUN: words, default 250), for topics whose request (--topics JSONL `limit` / "
+         "`word_limit`) gives none")
 
 
 def topic_options(command: Callable[..., T]) -> Callable[..., T]:
@@ -82,22 +97,20 @@ class ErrorGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (NuggetizerError, BaseExceptionGroup) as raised:
-            exc = first_error(raised)
+        except (NuggetizerError, BaseExceptionGroup, OSError) as raised:
+            exc = first_error(raised) or write_fault(raised)
+            if exc is None and (failed := first_of(raised, OSError)) is not None:
+                click.echo(f"error: {failed.filename or ''}: {failed.strerror or failed}",
+                           err=True)
+                ctx.exit(2)
             if exc is None:
                 raise
             if exc.exit_code == 0:  # a stop that is no failure (--batch-write-only)
                 click.echo(str(exc), err=True)
                 ctx.exit(0)
-            kept = ""
-            if isinstance(exc, AssessorError):
-                kept = ("; the work finished so far is kept (journals *.partial beside the "
-                        "outputs, and the LLM cache): rerun the same command to resume")
+            kept = f"; {KEPT}" if isinstance(exc, AssessorError) else ""
             click.echo(f"error: {exc}{kept}", err=True)
             ctx.exit(exc.exit_code)
-        except OSError as exc:
-            click.echo(f"error: {exc.filename or ''}: {exc.strerror or exc}", err=True)
-            ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("interrupted: finished work is kept; rerun the command to resume", err=True)
             ctx.exit(130)

@@ -14,7 +14,9 @@ from nuggetizer.cli.common import (
     ANY,
     FILE,
     FOLDER,
+    LENGTH_LIMIT,
     LENIENT,
+    TRACK_RULES,
     assessor_options,
     chosen_topics,
     dry_run_options,
@@ -168,6 +170,11 @@ def nuggetize_command(
               help="retrieved or cited passages missing from --corpus, and citations outside "
                    "an answer's references, stay unjudged (counted) instead of an error")
 @method_options
+@TRACK_RULES
+@LENGTH_LIMIT
+@click.option("--requests", type=ANY, default=None,
+              help="report requests (topics JSONL) whose `limit` (characters) or `word_limit` "
+                   "gives each topic's length limit, for --track-rules")
 @click.option("-o", "--output", required=True, type=FOLDER,
               help="folder: one judgment file per run")
 @click.option("--batch", type=int, default=None, help="nuggets per call [default: 10]")
@@ -181,12 +188,14 @@ def assign_command(
     run_paths: tuple[Path, ...], key: Path, output: Path, batch: int | None, lenient: bool,
     retrieval_runs: tuple[Path, ...], corpus: Path | None, depth: int | None,
     allow_missing: bool, method: str, settings: tuple[str, ...], only_topics: tuple[str, ...],
-    only_topics_file: Path | None, render: str | None, **options: Any,
+    only_topics_file: Path | None, render: str | None, track_rules: str,
+    length_limit: int | None, requests: Path | None, **options: Any,
 ) -> None:
     """Judge every answer (or retrieved context) of the runs against its topic's key."""
     chosen = configured(method, settings, assign_batch=batch, render=render)
     check_key(chosen, key)
-    targets = make_targets(chosen, run_paths, retrieval_runs, corpus, depth, allow_missing)
+    targets = make_targets(chosen, run_paths, retrieval_runs, corpus, depth, allow_missing,
+                           track_rules, requests, length_limit)
     targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))
     keys = chosen.read_keys(key, lenient) if key is not None else None
     assessor = make_assessor_from(options)

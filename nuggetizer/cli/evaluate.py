@@ -150,7 +150,8 @@ def _plan(config: Track, name: str, base: Path, several: bool, only: set[str] | 
         runs = runs if "answer" in method.targets else []
         retrieval = retrieval if "context" in method.targets else []
     targets = restrict_targets(make_targets(method, runs, retrieval, config.corpus,
-                                            config.depth, config.allow_missing), only)
+                                            config.depth, config.allow_missing, "auto",
+                                            config.topics), only)
     keyless = not method.needs_key
     if keyless and config.key is not None and not several:
         raise ConfigError(f"track {config.name}: method {method.name} judges without an answer "

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
-from nuggetizer.cli.common import ANY, FILE, LENIENT, method_options
+from nuggetizer.cli.common import ANY, FILE, LENGTH_LIMIT, LENIENT, TRACK_RULES, method_options
 from nuggetizer.errors import InputError
 from nuggetizer.flow.provenance import provenance, write_sidecar
 from nuggetizer.flow.scoring import judgment_files
 from nuggetizer.flow.steps import run_file_name
 from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats.track_rules import request_limits
 from nuggetizer.formats.writing import write_jsonl_atomic, write_text_atomic
 from nuggetizer.types import NuggetList
 
@@ -34,10 +35,13 @@ MEASURE = click.option("--measure", default="V_strict", show_default=True,
                    "a warning [default: 10; the official 2024 baselines are off by 1-9]")
 @click.option("--all-problems", is_flag=True,
               help="every problem on its own line, instead of grouped per kind with counts")
+@TRACK_RULES
+@LENGTH_LIMIT
 @click.pass_context
 def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | None,
                      fix_dir: Path | None, max_refs: int | None, as_json: bool,
-                     length_tolerance: int | None, all_problems: bool) -> None:
+                     length_tolerance: int | None, all_problems: bool, track_rules: str,
+                     length_limit: int | None) -> None:
     """Check answer runs (TREC RAG 2024/2025, reports): exit 0 clean, 1 warnings, 2 errors."""
     from nuggetizer.organizer.validate import (
         LENGTH_TOLERANCE,
@@ -50,8 +54,10 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
 
     known = set(read_topics(topics)) if topics else None
     tolerance = LENGTH_TOLERANCE if length_tolerance is None else length_tolerance
+    limits = request_limits(topics) if topics else {}
     reports = [validate_run(p, known, ref_limit=max_refs, fix_dir=fix_dir,
-                            length_tolerance=tolerance) for p in runs]
+                            length_tolerance=tolerance, track=track_rules, limits=limits,
+                            length_limit=length_limit) for p in runs]
     if as_json:
         click.echo(reports_json(reports))
     else:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines
+from nuggetizer.errors import InputError
 from nuggetizer.flow.scoring import judgment_files
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.topics import read_topics
@@ -44,6 +45,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     gaps) of nugget assessments, or of a per-topic TSV (every measure side by side: the
     combined per_topic.tsv of a several-method evaluate)."""
     from nuggetizer.flow.scoring import read_judged, score_judged
+    from nuggetizer.formats.autojudge import is_autojudge_leaderboard
     from nuggetizer.formats.tables import is_per_topic
     from nuggetizer.measures.nuggets import MEASURES
     from nuggetizer.methods.registry import make_method, method_names
@@ -61,10 +63,14 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     if topics is not None:
         sources.add_queries((q, t.text) for q, t in read_topics(topics).items())
     first = assessments[0]
+    if len(assessments) == 1 and first.is_file() and is_autojudge_leaderboard(first):
+        raise InputError(first, 1, "an AutoJudge leaderboard (run_id measure topic value): "
+                         "the report reads assessment files or folders, or a per-topic TSV "
+                         "(run_id topic_id measure value)")
     if len(assessments) == 1 and first.is_file() and first.suffix.lower() == ".tsv":
         if not is_per_topic(first):
-            raise click.BadParameter(f"{first} is not a per-topic TSV (run_id topic_id "
-                                     "measure value)", param_hint="ASSESSMENTS")
+            raise InputError(first, 1, "not a per-topic TSV: expected the header run_id "
+                             "topic_id measure value (or give assessment files or folders)")
         table = table_from_per_topic(first)
         primaries = [make_method(n).primary for n in method_names()]
         chosen = list(measures) or [m for m in table.measures if m in primaries] or \

@@ -34,6 +34,7 @@ from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.leaderboards import table_rows, write_leaderboard
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats.track_rules import cut, enforce, request_limits
 from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.methods.registry import make_method, method_class
@@ -219,9 +220,12 @@ def key_inputs_for(method: AnswerKeyMethod, *, topics: Path, qrels: Path | None,
 
 
 def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: Sequence[Path],
-                 corpus: Path | None, depth: int | None, allow_missing: bool = False
-                 ) -> dict[str, dict[str, Target]]:
-    """Answer runs and retrieval runs as the targets the method judges."""
+                 corpus: Path | None, depth: int | None, allow_missing: bool = False,
+                 track: str = "none", requests: Path | None = None,
+                 length_limit: int | None = None) -> dict[str, dict[str, Target]]:
+    """Answer runs and retrieval runs as the targets the method judges; report runs are first
+    checked against their `track`'s rules (formats/track_rules.py), and cut to the length
+    limit (`requests`' per topic, else `length_limit`) where the track cuts before scoring."""
     if runs and "answer" not in method.targets:
         raise ConfigError(f"method {method.name} judges retrieval contexts: give "
                           "--retrieval-run (TREC runs), not --run")
@@ -230,8 +234,16 @@ def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: 
                           "--retrieval-run")
     if not runs and not retrieval_runs:
         raise ConfigError("nothing to judge: give --run (answers) or --retrieval-run")
-    targets = answer_targets(read_runs(runs, keep_unresolved=allow_missing
-                                       and method.reads_citations))
+    chosen, warnings = enforce(runs, track, request_limits(requests) if requests else {},
+                               length_limit)
+    if warnings:
+        click.echo(f"note: {len(warnings)} warnings of the track rules (`nuggetizer validate "
+                   f"--track-rules {track}` lists them), e.g. {warnings[0]}", err=True)
+    answers = read_runs(runs, keep_unresolved=allow_missing and method.reads_citations)
+    if (count := cut(answers, chosen)):
+        click.echo(f"note: {count} reports over their length limit are cut to it before "
+                   "judging, as their track scores them [ragtime length]", err=True)
+    targets = answer_targets(answers)
     if method.reads_citations:
         if corpus is None and not carry_documents(targets):
             raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus "

@@ -162,6 +162,7 @@ class Assessed:
     judgments: dict[str, dict[str, Any]]  # pair key -> record
     kept: int  # rows taken from the fill qrels
     summary: Summary
+    left_out: dict[str, int] = field(default_factory=dict)  # fill rows of topics not graded
 
     @property
     def unjudged(self) -> list[dict[str, Any]]:
@@ -208,7 +209,8 @@ async def assess_relevance(
             if record is not None and record.get("grade") is not None:
                 rows.append(Qrel(qid=qid, docid=docid, grade=int(record["grade"])))
     write_text_atomic(out, qrels_text(rows))
-    return Assessed(rows, judgments, kept, summary)
+    left_out = Counter(q.qid for q in fill if q.qid not in topics)
+    return Assessed(rows, judgments, kept, summary, dict(left_out))
 
 
 @dataclass
@@ -267,6 +269,11 @@ def graded_lines(graded: Graded) -> list[str]:
     lines = [f"relevance: pooled {pool.size} pairs of {len(pool.docids)} topics; {done.kept} "
              "qrels kept from --fill; grades written "
              + (", ".join(f"{g}: {n}" for g, n in sorted(grades.items())) or "none")]
+    if done.left_out:
+        ids = sorted(done.left_out)
+        lines.append(f"note: {sum(done.left_out.values())} --fill qrels of {len(ids)} topics "
+                     f"not among the topics graded (--topics, --only-topics) are left out of "
+                     f"the qrels written: {', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}")
     unjudged = done.unjudged
     for record in unjudged[:10]:
         why = record.get("error") or ""

@@ -64,7 +64,7 @@ def iter_leaderboard(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
     """(run, topic, measure, value) of every row of a framework leaderboard, `all` rows
     included; strict, file:line errors."""
     path = Path(path)
-    seen = False
+    seen: dict[tuple[str, str, str], int] = {}
     for number, line in iter_lines(path):
         cells = line.split()
         if not cells:
@@ -74,11 +74,18 @@ def iter_leaderboard(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
                              f"found {len(cells)}")
         run, measure, topic, value = cells
         if not _looks_numeric(value):
-            raise InputError(path, number, f"value {value!r} is not a number")
-        seen = True
+            raise InputError(path, number, f"value {value!r} is not a number (the 4th column "
+                             "of an AutoJudge leaderboard: run_id measure topic value)")
+        if (run, measure, topic) in seen:
+            raise InputError(path, number, f"a second row for run {run!r}, measure "
+                             f"{measure!r}, topic {topic!r} (also on line "
+                             f"{seen[run, measure, topic]}): an AutoJudge leaderboard "
+                             "(run_id measure topic value) holds one value each")
+        seen[run, measure, topic] = number
         yield run, topic, measure, float(value)
     if not seen:
-        raise InputError(path, None, "empty file")
+        raise InputError(path, None, "empty file: expected AutoJudge leaderboard rows "
+                         "(run_id measure topic value)")
 
 
 def bank_record(nl: NuggetList) -> dict[str, Any]:

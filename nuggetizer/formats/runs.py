@@ -16,6 +16,7 @@ they are the texts a step reads when no corpus is given (or the corpus lacks the
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,9 @@ def _sentences(
     obj: dict[str, Any], references: list[str], by_id: bool, path: Path, line: int,
     topic_id: str, keep_unresolved: bool,
 ) -> list[Sentence]:
+    if "answer" not in obj:
+        shape = "the TREC RAG 2025 answer shape" if by_id else "the TREC RAG 2024 answer shape"
+        raise InputError(path, line, missing_hint(obj, "answer", shape))
     items = field(obj, "answer", list, path, line)
     sentences: list[Sentence] = []
     for k, item in enumerate(items):
@@ -102,6 +106,7 @@ def _references(obj: dict[str, Any], path: Path, line: int) -> list[str]:
 
 
 REPORT_TOPIC_KEYS = ("topic_id", "request_id")
+REPORT_SHAPE = "the report shape of NeuCLIR / RAGTIME / DRAGUN / AutoJudge"
 
 
 def report_documents(obj: dict[str, Any], path: Path, line: int) -> dict[str, Segment]:
@@ -126,21 +131,45 @@ def report_documents(obj: dict[str, Any], path: Path, line: int) -> dict[str, Se
 
 
 def is_report(obj: dict[str, Any]) -> bool:
-    """Whether an answer line has the report shape (a `responses` list) rather than RAG's."""
-    return "responses" in obj and "answer" not in obj
+    """Whether an answer line has the report shape rather than RAG's: a `responses` list, or
+    (its `responses` missing or misspelt) no `answer` and a `metadata` block naming its topic
+    by `topic_id`/`request_id` rather than RAG 2025's `narrative_id`."""
+    if "answer" in obj:
+        return False
+    if "responses" in obj:
+        return True
+    meta = obj.get("metadata")
+    return (isinstance(meta, dict) and "narrative_id" not in meta
+            and any(k in meta for k in REPORT_TOPIC_KEYS))
+
+
+def missing_hint(obj: dict[str, Any], key: str, shape: str | None) -> str:
+    """What to say of a line that lacks the list `key`: that it is missing and, when a key of
+    the line is close to it, that key (a misspelling), with the shape the line was read as
+    (given always for a report, whose shape is read from its metadata)."""
+    close = difflib.get_close_matches(key, [k for k in obj if isinstance(k, str)], n=1,
+                                      cutoff=0.6)
+    message = f"missing field {key!r} (expected array)"
+    if close:
+        message += f"; found {close[0]!r}: rename it {key!r}"
+    if close or shape == REPORT_SHAPE:
+        message += f" (the line was read as {shape}, whose sentences are in {key!r})"
+    return message
 
 
 def _report_cites(
     item: dict[str, Any], path: Path, line: int, where: str
 ) -> list[str]:
-    """The doc ids one report response cites: a list of ids or an {id: confidence} map."""
+    """The doc ids one report response cites: a list of ids in its order, or an {id:
+    confidence} map ordered by confidence, highest first, ties in map order (as
+    auto-judge-base's `get_sentences_with_citations`), so the first is the most confident."""
     raw = field(item, "citations", (list, dict), path, line, default=[], where=where)
     if isinstance(raw, dict):
         for docid, confidence in raw.items():
             if isinstance(confidence, bool) or not isinstance(confidence, int | float):
                 raise InputError(path, line, f"{where}citations[{docid!r}] must be a number "
                                  f"(the citation's confidence), got {type_name(confidence)}")
-        return [str(docid) for docid in raw]
+        return [str(docid) for docid, _ in sorted(raw.items(), key=lambda kv: -kv[1])]
     for k, docid in enumerate(raw):
         if not isinstance(docid, str) or not docid.strip():
             raise InputError(path, line, f"{where}citations[{k}] must be a doc id (a non-empty "
@@ -154,6 +183,8 @@ def parse_report(obj: dict[str, Any], path: Path, line: int) -> Answer:
     run_id = id_field(meta, ("run_id",), path, line, where="metadata.")
     topic_id = id_field(meta, REPORT_TOPIC_KEYS, path, line, where="metadata.")
     references = _references(obj, path, line)
+    if "responses" not in obj:
+        raise InputError(path, line, missing_hint(obj, "responses", REPORT_SHAPE))
     items = field(obj, "responses", list, path, line)
     cited: list[list[str]] = []
     texts: list[str] = []
@@ -178,7 +209,8 @@ def parse_report(obj: dict[str, Any], path: Path, line: int) -> Answer:
         sentences.append(Sentence(text=text, citations=indexes))
     topic = field(meta, "topic", str, path, line, default="", where="metadata.")
     return Answer(run_id=run_id, topic_id=topic_id, topic=topic, references=references,
-                  sentences=sentences, documents=report_documents(obj, path, line))
+                  sentences=sentences, documents=report_documents(obj, path, line),
+                  path=str(path), line=line)
 
 
 def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bool = False

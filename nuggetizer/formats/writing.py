@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from nuggetizer.errors import InputError
+from nuggetizer.errors import InputError, OutputError
 from nuggetizer.formats.jsonl import parse_object
 
 __all__ = ["Journal", "dumps", "write_jsonl_atomic", "write_text_atomic"]
@@ -40,7 +40,16 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def _write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
-    """Run `write` on a temp file beside `path`, fsync it, then rename it over `path`."""
+    """Run `write` on a temp file beside `path`, fsync it, then rename it over `path`; a
+    file system that refuses (full, read-only) is an OutputError naming `path`, and `path`
+    is left as it was."""
+    try:
+        _replace(path, write)
+    except OSError as exc:
+        raise OutputError(path, exc) from None
+
+
+def _replace(path: Path, write: Callable[[IO[str]], None]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -105,7 +114,7 @@ class Journal:
         """Records written so far ([] without a file); a torn last line is dropped and truncated."""
         try:
             data = self.path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # nothing journalled there yet
             self._checked = True
             return []
         except OSError as exc:
@@ -142,6 +151,15 @@ class Journal:
         returns the line (without its newline), as `dumps` made it."""
         line = dumps(record)
         data = (line + "\n").encode("utf-8")
+        try:
+            self._append(data)
+        except OSError as exc:
+            raise OutputError(self.path, exc) from None
+        self._dirty.set()
+        return line
+
+    def _append(self, data: bytes) -> None:
+        """Write `data` at the end of the journal (opened on first use)."""
         with self._lock:
             if self._fd is None:
                 if not self._checked:
@@ -158,8 +176,6 @@ class Journal:
                     target=self._sync_loop, name=f"journal-sync:{self.path.name}", daemon=True
                 )
                 self._syncer.start()
-        self._dirty.set()
-        return line
 
     def _sync_loop(self) -> None:
         while True:

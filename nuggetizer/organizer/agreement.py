@@ -219,7 +219,7 @@ def _read_tsv(path: Path, measure: str) -> Scores:
         means.setdefault(run, sum(values.values()) / len(values))
     if not means:
         raise InputError(path, None, f"no rows for measure {measure!r}")
-    return Scores(str(path), means, per_topic)
+    return Scores(str(path), means, per_topic or None)  # only `all` rows: run level only
 
 
 def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] | None = None,
@@ -249,7 +249,8 @@ def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10) -> Agr
     result.meta.update(track_measures(a.means, b.means, k, a.per_topic, b.per_topic))
     if a.per_topic is None or b.per_topic is None:
         return result
-    topics = sorted(set.intersection(*(set(s.per_topic[r]) for s in (a, b) for r in runs)))
+    topics = sorted(set.intersection(*(set(s.per_topic.get(r, {})) for s in (a, b)
+                                       for r in runs)))
     result.topics = topics
     if not topics:
         return result

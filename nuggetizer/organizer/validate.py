@@ -18,12 +18,13 @@ from typing import Any
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_lines, parse_object
-from nuggetizer.formats.runs import REPORT_TOPIC_KEYS, is_report
+from nuggetizer.formats.runs import REPORT_SHAPE, REPORT_TOPIC_KEYS, is_report, missing_hint
+from nuggetizer.formats.track_rules import SEGMENT_ID, Limit
 from nuggetizer.formats.writing import dumps, write_jsonl_atomic
 from nuggetizer.measures.nuggets import LENGTH_LIMIT, answer_length, word_count
+from nuggetizer.organizer.validate_reports import ReportChecks
 
 REFERENCE_LIMITS = {2024: 20, 2025: 100}
-SEGMENT_ID = re.compile(r"^msmarco_v2\.1_doc_\d+_\d+#\d+_\d+$")
 
 
 @dataclass
@@ -55,6 +56,7 @@ class RunReport:
     run_id: str | None = None
     year: int | None = None
     shape: str | None = None  # "rag24", "rag25" or "report"
+    track: str | None = None  # the report track whose rules were checked
     topics: int = 0
     over_length: int = 0
     citations: int = 0
@@ -78,13 +80,16 @@ class RunReport:
         return data
 
 
-class _Checker:
+class _Checker(ReportChecks):
     """Checks the lines of one file, collecting problems instead of raising."""
 
     def __init__(self, path: Path, topics: set[str] | None, ref_limit: int | None,
-                 length_tolerance: int = 0) -> None:
+                 length_tolerance: int = 0, track: str = "auto",
+                 limits: dict[str, Limit] | None = None, length_limit: int | None = None
+                 ) -> None:
         self.path, self.topics, self.ref_limit = path, topics, ref_limit
         self.length_tolerance = length_tolerance
+        self.track, self.limits, self.length_limit = track, limits or {}, length_limit
         self.report = RunReport(path=str(path), length_tolerance=length_tolerance)
         self.seen: dict[str, int] = {}
         self.first_run_line = 0
@@ -137,10 +142,12 @@ class _Checker:
         topic_key = "narrative_id" if year == 2025 else "topic_id"
         if report:
             topic_key = next((k for k in REPORT_TOPIC_KEYS if k in meta), "topic_id")
-        self.check_ids(self.ident(meta, "run_id", prefix, n),
-                       self.ident(meta, topic_key, prefix, n), prefix, n)
-        if report:
-            self.check_report(obj, n)
+        topic = self.ident(meta, topic_key, prefix, n)
+        self.check_ids(self.ident(meta, "run_id", prefix, n), topic, prefix, n)
+        if report and "responses" not in obj:
+            self.add(n, "responses", missing_hint(obj, "responses", REPORT_SHAPE))
+        elif report:
+            self.check_report(obj, n, topic)
         else:
             self.check_rag(obj, n, year)
 
@@ -158,59 +165,6 @@ class _Checker:
             elif self.topics is not None and topic_id not in self.topics:
                 self.add(n, f"{prefix}topic_id", f"unknown topic {topic_id!r}")
             self.seen.setdefault(topic_id, n)
-
-    def check_report(self, obj: dict[str, Any], n: int) -> None:
-        """The report shape: doc ids of any collection, citations a list of ids or an
-        {id: confidence} map, each in references (or references empty: the cited ids)."""
-        refs = obj.get("references", [])
-        if not isinstance(refs, list):
-            self.add(n, "references", f"must be an array of doc ids, got {refs!r}"[:120])
-            refs = []
-        if self.ref_limit is not None and len(refs) > self.ref_limit:
-            self.add(n, "references", f"{len(refs)} references, over the limit of "
-                     f"{self.ref_limit}")
-        for k, ref in enumerate(refs):
-            if not isinstance(ref, str) or not ref.strip():
-                self.add(n, f"references[{k}]", f"{ref!r} is not a doc id (a non-empty string)")
-            elif ref in refs[:k]:
-                self.add(n, f"references[{k}]", f"{ref} is listed twice", "warning")
-        items = obj.get("responses")
-        if not isinstance(items, list):
-            self.add(n, "responses", "must be an array of {text, citations} objects")
-            return
-        texts: list[str] = []
-        unlisted = 0
-        for k, item in enumerate(items):
-            where = f"responses[{k}]"
-            text = self.item_text(n, where, item)
-            if text is None:
-                continue
-            texts.append(text)
-            cites = item.get("citations", [])
-            if isinstance(cites, dict):
-                for docid, confidence in cites.items():
-                    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-                        self.add(n, f"{where}.citations[{docid!r}]", "must be a number (the "
-                                 f"citation's confidence), got {confidence!r}"[:120])
-                cites = list(cites)
-            elif not isinstance(cites, list):
-                self.add(n, f"{where}.citations", "must be an array of doc ids or an "
-                         "{doc id: confidence} object")
-                continue
-            for j, cite in enumerate(cites):
-                self.report.citations += 1
-                if not isinstance(cite, str) or not cite.strip():
-                    self.add(n, f"{where}.citations[{j}]", f"must be a doc id, got {cite!r}")
-                elif not refs:
-                    unlisted += 1
-                elif cite not in refs:
-                    self.add(n, f"{where}.citations[{j}]",
-                             f"cites {cite!r}, which is not in references")
-        if unlisted:
-            self.add(n, "references", f"empty, but the responses cite {unlisted} doc ids: "
-                     "they are taken as the references", "warning")
-        self.lengths.append(answer_length(texts))
-        self.fixed_records.append(obj)
 
     def check_rag(self, obj: dict[str, Any], n: int, year: int) -> None:
         refs = self.references(obj, n, year)
@@ -264,29 +218,13 @@ class _Checker:
             good.append(ref if isinstance(ref, str) else "")
         return good
 
-    def item_text(self, n: int, where: str, item: Any) -> str | None:
-        """The text of one answer item (`{text, citations}`); None, with the problem added,
-        when the item is not such an object."""
-        if not isinstance(item, dict):
-            self.add(n, where, "must be an object with text and citations")
-            return None
-        text = item.get("text")
-        if not isinstance(text, str):
-            self.add(n, f"{where}.text", f"must be a string, got {text!r}"[:120])
-            return None
-        return text
-
     def answer(self, obj: dict[str, Any], n: int, refs: list[str], year: int) -> list[str] | None:
         items = obj.get("answer")
         if not isinstance(items, list):
             self.add(n, "answer", "must be an array of {text, citations} objects")
             return None
         texts: list[str] = []
-        for k, item in enumerate(items):
-            where = f"answer[{k}]"
-            text = self.item_text(n, where, item)
-            if text is None:
-                continue
+        for where, item, text in self.with_texts(items, n, "answer"):
             texts.append(text)
             cites = item.get("citations", [])
             if not isinstance(cites, list):
@@ -327,12 +265,16 @@ LENGTH_TOLERANCE = 10
 
 def validate_run(
     path: str | Path, topics: set[str] | None = None, *, ref_limit: int | None = None,
-    fix_dir: Path | None = None, length_tolerance: int = LENGTH_TOLERANCE,
+    fix_dir: Path | None = None, length_tolerance: int = LENGTH_TOLERANCE, track: str = "auto",
+    limits: dict[str, Limit] | None = None, length_limit: int | None = None,
 ) -> RunReport:
     """Check one run file; with `fix_dir`, write a trimmed copy there when it has no errors.
     A stated response_length within `length_tolerance` words of the computed one is counted
-    (`length_within_tolerance`), not warned about."""
-    checker = _Checker(Path(path), topics, ref_limit, length_tolerance)
+    (`length_within_tolerance`), not warned about. A report run is also checked against its
+    track's rules (`track`: a name, "none", or "auto": detected from the run), with each
+    topic's length limit from `limits` (report requests), else `length_limit`."""
+    checker = _Checker(Path(path), topics, ref_limit, length_tolerance, track, limits,
+                       length_limit)
     report = checker.check_file()
     if fix_dir is not None and not report.errors and report.over_length:
         out = fix_dir / Path(path).name
@@ -369,6 +311,9 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
             lines += [f"  {p}" for p in found[:examples]]
             if len(found) > examples:
                 lines.append(f"  ... and {len(found) - examples} more")
+        if report.track:
+            lines.append(f"{report.path}: note: checked against the {report.track} rules "
+                         "(--track-rules; README: Track rules for report runs)")
         if report.length_within_tolerance:
             lines.append(f"{report.path}: note: {report.length_within_tolerance} stated "
                          f"response_length values differ from the computed one by at most "
