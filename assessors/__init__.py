@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from nuggetizer.errors import ConfigError
 
@@ -149,7 +149,16 @@ def _env_float(name: str, default: float) -> float:
     return number
 
 
-def retry_settings() -> dict[str, float]:
+class RetrySettings(TypedDict):
+    """The Assessor's retry knobs (`retry_settings`)."""
+
+    max_retries: int
+    retry_wait: float
+    retry_max_wait: float
+    retry_budget: float
+
+
+def retry_settings() -> RetrySettings:
     """The Assessor's retry knobs from the environment (defaults in brackets):
     NUGGETIZER_MAX_RETRIES [6], NUGGETIZER_RETRY_WAIT [1 s, first backoff],
     NUGGETIZER_RETRY_MAX_WAIT [60 s], NUGGETIZER_RETRY_BUDGET [600 s per call, all tries]."""
@@ -202,5 +211,5 @@ def make_assessor(
         temperature=temperature,
         max_tokens=max_tokens,
         max_tokens_cap=max_tokens_cap,
-        **retry_settings(),  # type: ignore[arg-type]
+        **retry_settings(),
     )

@@ -4,7 +4,7 @@ a batch output file (vLLM's run_batch, or OpenAI's) into the LLM cache."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,7 +15,7 @@ from nuggetizer.cli.common import FILE, apply_options
 from nuggetizer.errors import InputError
 
 T = TypeVar("T")
-Work = Callable[[Assessor, "Path | None"], Awaitable[T]]
+Work = Callable[[Assessor, "Path | None"], Coroutine[Any, Any, T]]
 
 
 def batch_options(command: Callable[..., T]) -> Callable[..., T]:
@@ -56,7 +56,8 @@ def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> A
                    write_only=options["batch_write_only"])
 
 
-def batched(batcher: Any, assessor: Assessor, step: str, work: Work[T]) -> Awaitable[T]:
+def batched(batcher: Any, assessor: Assessor, step: str, work: Work[T]
+            ) -> Coroutine[Any, Any, T]:
     """`work` on the assessor, or batched by `batcher` when there is one."""
     if batcher is None:
         return work(assessor, None)

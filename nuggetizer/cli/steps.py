@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import click
 
@@ -43,6 +43,14 @@ from nuggetizer.methods.registry import make_method, method_class
 SETTING_FLAGS = {"min_grade": "--min-grade", "window": "--window", "max_nuggets":
                  "--max-nuggets", "keep": "--keep", "label": "--no-labels",
                  "assign_batch": "--batch", "render": "--render"}
+
+
+@runtime_checkable
+class DiversityQrels(Protocol):
+    """A method that writes diversity qrels (`score --diversity-qrels`; crux does)."""
+
+    def diversity_qrels(self, keys: Mapping[str, Any], files: Sequence[Path], out: Path
+                        ) -> None: ...
 
 
 def setting_names(name: str) -> set[str]:
@@ -275,7 +283,7 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     topic judged); write the tables; print the leaderboard."""
     if key is None and not method.scores_without_key:
         raise ConfigError(f"--method {method.name} needs --key (its answer key file)")
-    if diversity is not None and not hasattr(method, "diversity_qrels"):
+    if diversity is not None and not isinstance(method, DiversityQrels):
         raise ConfigError(f"--diversity-qrels: --method {method.name} writes no diversity qrels")
     files = judgment_files(list(paths))
     keys = method.read_keys(key, lenient) if key is not None else None
@@ -303,8 +311,8 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     write_tables(table, output, per_topic)
     if autojudge is not None:
         write_leaderboard(autojudge, table_rows(table), autojudge_format)
-    if diversity is not None:
-        method.diversity_qrels(keys, files, diversity)  # type: ignore[attr-defined]
+    if diversity is not None and isinstance(method, DiversityQrels):
+        method.diversity_qrels(keys or {}, files, diversity)
         write_sidecar(diversity, inputs)
     for path in (output, per_topic, autojudge):
         if path is not None:

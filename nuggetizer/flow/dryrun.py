@@ -237,7 +237,7 @@ def expected_reasoning(real: Assessor) -> int:
 
 def importance_estimate(method: Any, topics: int) -> int:
     """Importance calls of `topics` keys (nuggets method: not rendered in a dry run)."""
-    config = getattr(method, "config", None)
+    config: Any = getattr(method, "config", None)
     if not getattr(config, "label", False) or not hasattr(config, "label_batch"):
         return 0
     return topics * math.ceil(config.max_nuggets / max(1, config.label_batch))

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import Interrupted
-from nuggetizer.flow.progress import Summary, progress_bar, usage_of
+from nuggetizer.flow.progress import Progress, Summary, progress_bar, usage_of
 from nuggetizer.flow.provenance import provenance
 from nuggetizer.flow.resume import ResumableOutput
 from nuggetizer.flow.usage import UsageLedger
@@ -80,7 +80,7 @@ async def run_journalled(
             record = usage.write(summary.tokens, summary.prices, finished)
             summary.total, summary.invocations = record["usage"], record["invocations"]
 
-    async def one(unit: U, bar: object) -> None:
+    async def one(unit: U, bar: Progress) -> None:
         with noting_votes() as calls:
             outcome = await work(unit)
         note_votes(outcome.record, calls)
@@ -91,7 +91,7 @@ async def run_journalled(
         keep(unit, outcome.record)
         summary.done += 1
         summary.unjudged += outcome.unjudged
-        bar.update(1)  # type: ignore[attr-defined]
+        bar.update(1)
         if usage is not None and usage.due():
             settle(False)
 

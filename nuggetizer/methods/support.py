@@ -70,11 +70,11 @@ def parse_support(text: str) -> str:
         value = None
     if isinstance(value, dict):
         value = value.get("label")
-    if isinstance(value, str) and support_label(value):
-        return support_label(value)  # type: ignore[return-value]
+    if isinstance(value, str) and (label := support_label(value)):
+        return label
     match = _WORD.search(text or "")
-    if match:
-        return support_label(match.group(1))  # type: ignore[return-value]
+    if match and (label := support_label(match.group(1))):
+        return label
     raise ParseFailure('no label found: answer {"label": "full_support"}, '
                        '{"label": "partial_support"} or {"label": "no_support"}')
 
@@ -122,8 +122,9 @@ class SupportMethod(AnswerKeyMethod):
 
     def _record(self, target: Target, pairs: list[tuple[int, dict[str, Any]]]
                 ) -> dict[str, Any]:
-        sentences = [{"text": s.text, "citations": list(s.citations), "pairs": []}
-                     for s in target.sentences]
+        sentences: list[dict[str, Any]] = [
+            {"text": s.text, "citations": list(s.citations), "pairs": []}
+            for s in target.sentences]
         for k, pair in pairs:
             sentences[k]["pairs"].append(pair)
         unjudged = sum(1 for _, p in pairs if p["label"] == UNJUDGED)

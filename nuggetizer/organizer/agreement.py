@@ -249,7 +249,8 @@ def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10) -> Agr
     result.meta.update(track_measures(a.means, b.means, k, a.per_topic, b.per_topic))
     if a.per_topic is None or b.per_topic is None:
         return result
-    topics = sorted(set.intersection(*(set(s.per_topic.get(r, {})) for s in (a, b)
+    topics = sorted(set.intersection(*(set(per_topic.get(r, {}))
+                                       for per_topic in (a.per_topic, b.per_topic)
                                        for r in runs)))
     result.topics = topics
     if not topics:

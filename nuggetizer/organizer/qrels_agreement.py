@@ -66,8 +66,9 @@ class QrelsAgreement:
 
     def tsv(self) -> str:
         """`measure<TAB>value` rows."""
-        rows = [("pairs", self.pairs), ("only_a", self.only_a), ("only_b", self.only_b),
-                ("topics", len(self.topics))]
+        rows: list[tuple[str, object]] = [
+            ("pairs", self.pairs), ("only_a", self.only_a), ("only_b", self.only_b),
+            ("topics", len(self.topics))]
         rows += [(k, _fmt(v)) for k, v in self.measures.items()]
         if self.measure is not None:
             rows.append((f"kendall_tau({self.measure})", _fmt(self.ranking_tau)))
