@@ -32,6 +32,7 @@ from .base import (
     Stats,
     TransientError,
 )
+from .llamacpp import LlamaCppBackend
 
 if TYPE_CHECKING:
     from nuggetizer.cache import Cache
@@ -70,8 +71,6 @@ def register_backend(kind: str, factory: BackendFactory, form: str | None = None
 
 def _local(model: str, *, model_path: str | None = None, n_ctx: int = 8192, **_: Any
            ) -> Backend:
-    from .llamacpp import LlamaCppBackend
-
     return LlamaCppBackend(model_path=model_path, n_ctx=n_ctx)
 
 

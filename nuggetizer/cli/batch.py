@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 import click
 
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.cli.common import FILE, apply_options
-from nuggetizer.errors import InputError
+from nuggetizer.errors import ConfigError, InputError
 
 T = TypeVar("T")
 Work = Callable[[Assessor, "Path | None"], Coroutine[Any, Any, T]]
@@ -47,7 +48,6 @@ def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> A
     from nuggetizer.flow.batching import Batcher
 
     if not isinstance(assessor, Assessor):
-        from nuggetizer.errors import ConfigError
 
         raise ConfigError("--batch-api sends one assessor's calls: it does not take several "
                           "--assessor or --samples above 1")
@@ -91,7 +91,6 @@ def batch_import_command(results: tuple[Path, ...], requests_path: Path,
     into the LLM cache, each answer under the cache key its custom_id is; rerun the command
     that wrote the requests to use them."""
     from nuggetizer.assessors.batch_api import read_results
-    from nuggetizer.cache import Cache, default_cache_path
     from nuggetizer.flow.batching import fold_results
 
     requests = {str(r["custom_id"]): dict(r["body"]) for r in _read_jsonl(requests_path)}

@@ -19,6 +19,7 @@ from nuggetizer.flow.provenance import provenance
 from nuggetizer.flow.resume import ResumableOutput
 from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.flow.votes import list_disagreements, note_votes, noting_votes
+from nuggetizer.formats.writing import run_file_name
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 
 T = TypeVar("T")
@@ -137,11 +138,6 @@ async def build_keys(
     output.finish(i.qid for i in inputs)
     list_disagreements(out, output.records.values(), summary)
     return summary
-
-
-def run_file_name(run_id: str) -> str:
-    """The judgment file of a run inside the output folder."""
-    return run_id.replace("/", "_").replace("\\", "_") + ".jsonl"
 
 
 async def judge_targets(

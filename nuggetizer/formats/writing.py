@@ -39,6 +39,11 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def run_file_name(run_id: str) -> str:
+    """The judgment file of a run inside the output folder."""
+    return run_id.replace("/", "_").replace("\\", "_") + ".jsonl"
+
+
 def _write_atomic(path: Path, write: Callable[[IO[str]], object]) -> None:
     """Run `write` on a temp file beside `path`, fsync it, then rename it over `path`; a
     file system that refuses (full, read-only) is an OutputError naming `path`, and `path`

@@ -21,6 +21,7 @@ from nuggetizer.formats.assessments import (
     parse_assessment,
 )
 from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
+from nuggetizer.formats.sheets import assignment_sheets, read_assignment_sheets
 from nuggetizer.labels import (
     ASSIGNMENT_LABELS,
     IMPORTANCE_LABELS,
@@ -320,7 +321,7 @@ class NuggetsMethod(AnswerKeyMethod):
                 counts["importance"] += 1
         return counts
 
-    # --- sheets (organizer/sheets.py) ------------------------------------------------------
+    # --- sheets (formats/sheets.py) --------------------------------------------------------
 
     sheet_hint = "fill assignment with support, partial_support or not_support"
 
@@ -332,14 +333,10 @@ class NuggetsMethod(AnswerKeyMethod):
                      for n in key.nuggets])
 
     def sheets(self, judgments: Sequence[Assessment], comment: str) -> dict[str, str]:
-        from nuggetizer.organizer.sheets import assignment_sheets
-
         return assignment_sheets(judgments, comment)
 
     def read_sheets(self, paths: Sequence[Path], keys: Mapping[str, Any] | None,
                     allow_blank: bool) -> dict[str, list[dict[str, Any]]]:
-        from nuggetizer.organizer.sheets import read_assignment_sheets
-
         if keys is None:
             raise ConfigError("--method nuggets: give --nuggets, the nuggets the sheets were "
                               "made from")

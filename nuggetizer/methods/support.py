@@ -34,6 +34,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.flow.inputs import citation_problem, resolve
 from nuggetizer.formats.jsonl import type_name
 from nuggetizer.formats.keys import check_ids
+from nuggetizer.formats.sheets import read_support_sheets, support_sheets
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
 from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target
@@ -212,12 +213,8 @@ class SupportMethod(AnswerKeyMethod):
     # --- sheets ------------------------------------------------------------------------------
 
     def sheets(self, judgments: Sequence[Any], comment: str) -> dict[str, str]:
-        from nuggetizer.organizer.sheets import support_sheets
-
         return support_sheets(judgments, comment)
 
     def read_sheets(self, paths: Sequence[Path], keys: Mapping[str, Any] | None,
                     allow_blank: bool) -> dict[str, list[dict[str, Any]]]:
-        from nuggetizer.organizer.sheets import read_support_sheets
-
         return read_support_sheets(paths, allow_blank=allow_blank)

@@ -23,7 +23,7 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.trec_run import TrecRun
 from nuggetizer.measures import agreement as ma
-from nuggetizer.organizer.agreement import kendall_tau
+from nuggetizer.measures.correlation import kendall_tau
 from nuggetizer.organizer.judges_agreement import (
     JudgesAgreement,
     judges_agreement,

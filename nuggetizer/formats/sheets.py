@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import InputError
-from nuggetizer.flow.steps import run_file_name
 from nuggetizer.formats.jsonl import iter_lines
-from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.formats.writing import run_file_name, write_text_atomic
 from nuggetizer.labels import (
     ASSIGNMENT_LABELS,
     IMPORTANCE_LABELS,
