@@ -20,6 +20,9 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF \
 LLAMA_VERSION := $(shell sed -n 's/^llama[-_]cpp[-_]python==//p' $(CONSTRAINTS))
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-$(LLAMA_VERSION)-portable
 
+# The package imports its modules at module level (ruff.toml lists where laziness is kept).
+TOPLEVEL_IMPORTS := --preview --select PLC0415 nuggetizer assessors
+
 .PHONY: demo test quick lint typecheck
 
 $(BIN)/python:
@@ -48,6 +51,7 @@ test: $(LLAMA_STAMP)
 	fi
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,server,test]'
 	$(BIN)/ruff check .
+	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
 	$(BIN)/python tools/typecheck.py
 	$(BIN)/pytest -ra
 
@@ -57,6 +61,7 @@ quick: $(BIN)/python
 
 lint:
 	$(BIN)/ruff check .
+	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
 
 # mypy over the package as installed (nuggetizer.assessors and the other mapped folders
 # included), with setup.cfg's [mypy] settings.
