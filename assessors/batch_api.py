@@ -16,21 +16,21 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import openai
 
 from nuggetizer.errors import AssessorError
 
 from .outcomes import classify_status, classify_transport, error_message
-from .protocol import RefusedError
+from .protocol import RefusedError, Request
 
 __all__ = ["TERMINAL", "BatchClient", "BatchError", "LineResult", "read_results",
            "request_line"]
 
 T = TypeVar("T")
 Retried = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
-CHAT_URL = "/v1/chat/completions"
+CHAT_URL: Final = "/v1/chat/completions"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 TIMEOUT = 300.0  # seconds per call of the Batch API (an upload or a download can be large)
 
@@ -38,6 +38,21 @@ TIMEOUT = 300.0  # seconds per call of the Batch API (an upload or a download ca
 class BatchError(AssessorError):
     """The Batch API refused a call (authentication, a bad file, ...) or kept failing."""
 
+
+
+@runtime_checkable
+class BatchBackend(Protocol):
+    """What the Batch API needs of a backend (the openai: one is): the server it reaches and
+    its key, a request's chat completion body, and the adaptation a refused parameter asks."""
+
+    api_key: str
+
+    @property
+    def endpoints(self) -> list[str]: ...
+
+    def request_args(self, request: Request) -> dict[str, Any]: ...
+
+    def adapt(self, param: str) -> bool: ...
 
 @dataclass(frozen=True)
 class LineResult:

@@ -18,6 +18,7 @@ from tenacity import (
     stop_after_attempt,
     stop_before_delay,
 )
+from tenacity.stop import stop_base
 
 from nuggetizer.errors import AssessorError
 
@@ -71,7 +72,7 @@ class RetryPolicy:
         in bounded time), then an AssessorError that says what was tried; a PermanentError is
         an AssessorError at once; a RefusedError is raised as it is. The one retry policy of
         every call to the server (chat completions, and the Batch API's files and batches)."""
-        stop = stop_after_attempt(self.max_retries + 1)
+        stop: stop_base = stop_after_attempt(self.max_retries + 1)
         if self.retry_budget is not None:
             stop = stop | stop_before_delay(self.retry_budget)
         retrying = AsyncRetrying(

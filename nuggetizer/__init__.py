@@ -1,3 +1,44 @@
-"""nuggetizer: TREC-style nugget evaluation of retrieval-augmented generation."""
+"""nuggetizer: TREC-style nugget evaluation of retrieval-augmented generation.
+
+The names below are the stable entry points; each is imported on first use, so that
+`import nuggetizer` stays instant (the CLI and every sub-module import what they need):
+
+- `make_assessor(spec, cache=...)`: an LLM assessor (`local`, `openai:MODEL`, `vllm:MODEL`,
+  `mock`), and `register_backend` for a kind of your own;
+- `make_method(name, settings)`, `method_names()`, and the `register` class decorator for a
+  method of your own (`nuggetizer.methods.base.AnswerKeyMethod`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "make_assessor": "nuggetizer.assessors",
+    "register_backend": "nuggetizer.assessors",
+    "make_method": "nuggetizer.methods.registry",
+    "method_names": "nuggetizer.methods.registry",
+    "register": "nuggetizer.methods.registry",
+}
+
+__all__ = [
+    "__version__", "make_assessor", "make_method", "method_names", "register",
+    "register_backend",
+]
+
+if TYPE_CHECKING:
+    from nuggetizer.assessors import make_assessor, register_backend
+    from nuggetizer.methods.registry import make_method, method_names, register
+
+
+def __getattr__(name: str) -> Any:
+    """The entry points of `_LAZY`, imported when first asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nuggetizer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -3,14 +3,14 @@ each label earns (the AutoNuggetizer's nuggets, and support assessment)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from nuggetizer.parsing import normalise_label
 
 Importance = Literal["vital", "okay", "unjudged"]
 Assignment = Literal["support", "partial_support", "not_support", "unjudged"]
 
-UNJUDGED = "unjudged"  # a label nobody could give: counted, never scored as a real label
+UNJUDGED: Final = "unjudged"  # a label nobody could give: counted, never scored as a real label
 IMPORTANCE_LABELS: tuple[str, ...] = ("vital", "okay")  # the LLM's menu
 ASSIGNMENT_LABELS: tuple[str, ...] = ("support", "partial_support", "not_support")
 IMPORTANCE_VALUES: tuple[str, ...] = (*IMPORTANCE_LABELS, UNJUDGED)  # what files may hold
@@ -28,6 +28,23 @@ SUPPORT_WEIGHTS: dict[str, float] = {"full_support": 1.0, "partial_support": 0.5
                                      "no_support": 0.0}
 SUPPORT_SHORT: dict[str, str] = {"fs": "full_support", "ps": "partial_support",
                                  "ns": "no_support"}
+
+
+_IMPORTANCE: dict[str, Importance] = {"vital": "vital", "okay": "okay", UNJUDGED: "unjudged"}
+_ASSIGNMENT: dict[str, Assignment] = {"support": "support", "partial_support": "partial_support",
+                                      "not_support": "not_support", UNJUDGED: "unjudged"}
+
+
+def importance_of(label: str | None) -> Importance:
+    """`label` (already checked against IMPORTANCE_VALUES) as an Importance; None, or a label
+    off the menu, is unjudged."""
+    return _IMPORTANCE.get(label or UNJUDGED, "unjudged")
+
+
+def assignment_of(label: str | None) -> Assignment:
+    """`label` (already checked against ASSIGNMENT_VALUES) as an Assignment; None, or a label
+    off the menu, is unjudged."""
+    return _ASSIGNMENT.get(label or UNJUDGED, "unjudged")
 
 
 def support_label(text: str) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from nuggetizer.assessors.llamacpp import default_gguf_path
 from nuggetizer.errors import ConfigError
 
 CHARS_PER_TOKEN = 4
@@ -58,7 +59,6 @@ def _gguf(path: str | None) -> Tokenizer:
     try:
         from llama_cpp import Llama
 
-        from nuggetizer.assessors.llamacpp import default_gguf_path
 
         model = Llama(model_path=path or str(default_gguf_path()), vocab_only=True,
                       verbose=False)

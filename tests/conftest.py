@@ -15,8 +15,17 @@ from pathlib import Path
 
 import pytest
 from emulated import BENCHMARKS
+from shared_data import check_present, skip_data_tests
 
 SERVER_START_TIMEOUT = 180.0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    check_present()  # in CI, ../shared/data must be there
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip_data_tests(items)  # a clone without ../shared/data runs the rest
 
 
 def _free_port() -> int:

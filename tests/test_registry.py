@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from emulated import emulator
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,13 +44,13 @@ def test_a_plugin_that_cannot_be_imported_is_named() -> None:
     assert "NUGGETIZER_METHODS names 'no_such_module', which cannot be imported" in result.stderr
 
 
-@pytest.mark.slow
-def test_a_method_of_our_own_runs_through_the_cli(gguf_path: Path, tmp_path: Path) -> None:
-    """Two sample topics, one run, the embedded model: key terms -> judgments -> TermRecall."""
+def test_a_method_of_our_own_runs_through_the_cli(tmp_path: Path) -> None:
+    """Two sample topics, one run, the package's mock backend (no model): key terms ->
+    judgments -> TermRecall."""
     topics = tmp_path / "topics.tsv"
     topics.write_text("".join((SAMPLE / "topics.tsv").read_text().splitlines(True)[:2]))
     key, judged, board = tmp_path / "key.jsonl", tmp_path / "judged", tmp_path / "board.tsv"
-    cache = ["--cache", tmp_path / "cache.sqlite"]
+    cache = ["--assessor", "mock", "--cache", tmp_path / "cache.sqlite"]
     env = plugin_env()
     made = nuggetizer("nuggetize", "--method", "keyterms", "--set", "terms=2", "--topics",
                       topics, "-o", key, *cache, env=env)

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from emulated import emulator, kill_after
 from scripted import SCRIPTS, by_prompt
+from shared_data import METHODS_MD as METHODS
 
 from nuggetizer.cli import cli
 from nuggetizer.flow.relevance import GRADE_SCHEMA, PROMPT, build_pool, parse_grade
@@ -26,7 +27,6 @@ from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
 
 REPO = Path(__file__).resolve().parents[1]
-METHODS = REPO.parent / "shared" / "METHODS.md"
 SAMPLE = REPO / "tracks" / "sample"
 TOPICS = SAMPLE / "topics.tsv"
 CORPUS = SAMPLE / "corpus.jsonl"

@@ -16,7 +16,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.flow.tables import per_topic_tsv
 from nuggetizer.formats.assessments import read_assessments
 from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.organizer.sheets import nugget_sheet, read_assignment_sheet, read_nugget_sheet
+from nuggetizer.formats.sheets import nugget_sheet, read_assignment_sheet, read_nugget_sheet
 
 NUGGETS = RAG24 / "nuggets.mistral.jsonl"
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))

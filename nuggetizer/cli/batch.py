@@ -4,18 +4,19 @@ a batch output file (vLLM's run_batch, or OpenAI's) into the LLM cache."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.cli.common import FILE, apply_options
-from nuggetizer.errors import InputError
+from nuggetizer.errors import ConfigError, InputError
 
 T = TypeVar("T")
-Work = Callable[[Assessor, "Path | None"], Awaitable[T]]
+Work = Callable[[Assessor, "Path | None"], Coroutine[Any, Any, T]]
 
 
 def batch_options(command: Callable[..., T]) -> Callable[..., T]:
@@ -47,7 +48,6 @@ def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> A
     from nuggetizer.flow.batching import Batcher
 
     if not isinstance(assessor, Assessor):
-        from nuggetizer.errors import ConfigError
 
         raise ConfigError("--batch-api sends one assessor's calls: it does not take several "
                           "--assessor or --samples above 1")
@@ -56,7 +56,8 @@ def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> A
                    write_only=options["batch_write_only"])
 
 
-def batched(batcher: Any, assessor: Assessor, step: str, work: Work[T]) -> Awaitable[T]:
+def batched(batcher: Any, assessor: Assessor, step: str, work: Work[T]
+            ) -> Coroutine[Any, Any, T]:
     """`work` on the assessor, or batched by `batcher` when there is one."""
     if batcher is None:
         return work(assessor, None)
@@ -90,7 +91,6 @@ def batch_import_command(results: tuple[Path, ...], requests_path: Path,
     into the LLM cache, each answer under the cache key its custom_id is; rerun the command
     that wrote the requests to use them."""
     from nuggetizer.assessors.batch_api import read_results
-    from nuggetizer.cache import Cache, default_cache_path
     from nuggetizer.flow.batching import fold_results
 
     requests = {str(r["custom_id"]): dict(r["body"]) for r in _read_jsonl(requests_path)}

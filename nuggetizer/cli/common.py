@@ -14,8 +14,10 @@ import click
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.aggregation import AGGREGATES
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
 from nuggetizer.cache import Cache, default_cache_path
+from nuggetizer.cli.interrupt import drain_on_interrupt
 from nuggetizer.errors import (
     KEPT,
     AssessorError,
@@ -27,6 +29,8 @@ from nuggetizer.errors import (
     write_fault,
 )
 from nuggetizer.flow.dryrun import DEFAULT_BATCH_DISCOUNT, Prices
+from nuggetizer.formats.jsonl import base_suffix
+from nuggetizer.formats.topics import read_topics
 from nuggetizer.methods.registry import method_names
 
 T = TypeVar("T")
@@ -79,9 +83,6 @@ def chosen_topics(only_topics: tuple[str, ...] | None, only_topics_file: Path | 
         return None
     chosen = {t.strip() for text in (only_topics or ()) for t in text.split(",") if t.strip()}
     if only_topics_file is not None:
-        from nuggetizer.formats.jsonl import base_suffix
-        from nuggetizer.formats.topics import read_topics
-
         if base_suffix(only_topics_file) in (".jsonl", ".json"):
             chosen |= set(read_topics(only_topics_file))
         else:
@@ -282,8 +283,6 @@ def make_assessor_from(options: dict[str, Any], fallback: str | Sequence[str] | 
     or specs, else the default), or an Ensemble of one Assessor per spec, each built with the
     shared options, when several are given or --samples is above 1 (`samples` and `aggregate`:
     the track's, when the options give none)."""
-    from nuggetizer.assessors.ensemble import Ensemble
-
     given = options.get("assessor_spec") or ()
     given = [given] if isinstance(given, str) else list(given)
     specs = given or ([fallback] if isinstance(fallback, str) else list(fallback or [])) \
@@ -314,8 +313,6 @@ def run_with(assessor: Assessor, work: Coroutine[Any, Any, T]) -> T:
     """Run a step's coroutine; the assessor (and its backend) is closed whatever happens.
     Ctrl-C lets the calls in flight finish first (cli/interrupt.py), then ends as a
     KeyboardInterrupt (the error group says what is kept)."""
-    from nuggetizer.cli.interrupt import drain_on_interrupt
-
     async def main() -> T:
         try:
             with drain_on_interrupt(assessor):

@@ -50,6 +50,7 @@ from nuggetizer.cli.steps import (
 )
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
+from nuggetizer.flow.relevance import grade_pool
 from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
 from nuggetizer.formats.topics import read_topics
@@ -285,8 +286,6 @@ def relevance_command(
     only_topics: tuple[str, ...], only_topics_file: Path | None, **options: Any,
 ) -> None:
     """Grade the pooled (topic, passage) pairs 0-3 with UMBRELA's prompt; write TREC qrels."""
-    from nuggetizer.flow.relevance import grade_pool
-
     if not run_paths and not retrieval_runs:
         raise ConfigError("nothing to pool: give --run (answers) and/or --retrieval-run")
     if depth < 1:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from nuggetizer.cli.common import run_with
+from nuggetizer.cli.steps import key_inputs_for, read_pool, restrict_topic_map
 from nuggetizer.flow.dryrun import (
     DryAssessor,
     Ledger,
@@ -18,6 +19,11 @@ from nuggetizer.flow.dryrun import (
     importance_estimate,
     report_lines,
 )
+from nuggetizer.flow.relevance import grade_pool
+from nuggetizer.flow.steps import build_keys
+from nuggetizer.formats.qrels import qrels_text
+from nuggetizer.formats.topics import read_topics
+from nuggetizer.types import Qrel
 
 T = TypeVar("T")
 NUGGETIZE_NOTE = ("nugget creation is iterative: the first window of each topic is counted "
@@ -62,13 +68,6 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
     grades (`--grade-pool`, a track's [relevance]): the grading is counted exactly; the keys
     exactly when the cache holds every grade, else as an upper bound (every pooled passage
     graded 3). Both in one throw-away folder; what they counted, summed."""
-    from nuggetizer.cli.steps import key_inputs_for, read_pool, restrict_topic_map
-    from nuggetizer.flow.relevance import grade_pool
-    from nuggetizer.flow.steps import build_keys
-    from nuggetizer.formats.qrels import qrels_text
-    from nuggetizer.formats.topics import read_topics
-    from nuggetizer.types import Qrel
-
     topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
     with tempfile.TemporaryDirectory(prefix="nuggetizer-dry-") as tmp:

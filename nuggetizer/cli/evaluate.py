@@ -38,7 +38,7 @@ from nuggetizer.cli.steps import (
     score_and_report,
 )
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
+from nuggetizer.flow.dryrun import Ledger, dry_assessor, importance_estimate
 from nuggetizer.flow.progress import Summary, token_text
 from nuggetizer.flow.provenance import write_sidecar
 from nuggetizer.flow.scoring import combine_tables
@@ -200,8 +200,6 @@ def dry_evaluate(config: Track, method: Any, dry: Any, inputs: list[KeyInput], s
                  targets: dict, key: Path | None, only: set[str] | None, prices: Any) -> None:
     """`evaluate --dry-run`: the key step (when the track builds its keys) and the assign step
     (when the keys exist: the track's, or an earlier run's), counted, nothing sent."""
-    from nuggetizer.flow.dryrun import Ledger
-
     total = Ledger()
     graded = config.relevance
     if key is not None and config.key is None and graded is not None:

@@ -8,14 +8,27 @@ from pathlib import Path
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENGTH_LIMIT, LENIENT, TRACK_RULES, method_options
+from nuggetizer.cli.core import check_key, configured, make_targets
 from nuggetizer.errors import InputError
 from nuggetizer.flow.provenance import provenance, write_sidecar
-from nuggetizer.flow.scoring import judgment_files
-from nuggetizer.flow.steps import run_file_name
+from nuggetizer.flow.scoring import judgment_files, read_judged
 from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
+from nuggetizer.formats.sheets import nugget_sheet, read_nugget_sheet, sheet_file_name
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.track_rules import request_limits
-from nuggetizer.formats.writing import write_jsonl_atomic, write_text_atomic
+from nuggetizer.formats.trec_run import read_trec_runs
+from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic, write_text_atomic
+from nuggetizer.organizer.blind import blind as make_blind
+from nuggetizer.organizer.blind import unblind
+from nuggetizer.organizer.irm import export_dataset
+from nuggetizer.organizer.validate import (
+    LENGTH_TOLERANCE,
+    exit_code,
+    grouped,
+    reports_json,
+    summary_table,
+    validate_run,
+)
 from nuggetizer.types import NuggetList
 
 MEASURE = click.option("--measure", default="V_strict", show_default=True,
@@ -43,15 +56,6 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
                      length_tolerance: int | None, all_problems: bool, track_rules: str,
                      length_limit: int | None) -> None:
     """Check answer runs (TREC RAG 2024/2025, reports): exit 0 clean, 1 warnings, 2 errors."""
-    from nuggetizer.organizer.validate import (
-        LENGTH_TOLERANCE,
-        exit_code,
-        grouped,
-        reports_json,
-        summary_table,
-        validate_run,
-    )
-
     known = set(read_topics(topics)) if topics else None
     tolerance = LENGTH_TOLERANCE if length_tolerance is None else length_tolerance
     limits = request_limits(topics) if topics else {}
@@ -78,8 +82,6 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
 @LENIENT
 def export_nuggets_command(nuggets: Path, output: Path, lenient: bool) -> None:
     """Write nuggets as a TSV sheet for post-editing (blank importance to fill in)."""
-    from nuggetizer.organizer.sheets import nugget_sheet
-
     keys = read_nuggets(nuggets, lenient=lenient)
     write_text_atomic(output, nugget_sheet(keys, f"nuggets from {nuggets.name}; edit, delete or "
                                            "add rows; importance: vital or okay"))
@@ -94,8 +96,6 @@ def export_nuggets_command(nuggets: Path, output: Path, lenient: bool) -> None:
 @click.option("--allow-blank", is_flag=True, help="blank importance becomes unjudged")
 def import_nuggets_command(sheet: Path, output: Path, allow_blank: bool) -> None:
     """Read a post-edited nugget sheet into a nuggets file (validated strictly)."""
-    from nuggetizer.organizer.sheets import read_nugget_sheet
-
     keys = read_nugget_sheet(sheet, allow_blank=allow_blank)
     stamp = provenance({"assessor": "manual", "source": str(sheet)}, ())
     write_jsonl_atomic(output, [nuggets_record(nl, stamp) for nl in keys.values()])
@@ -132,10 +132,6 @@ def export_sheets_command(assessed: tuple[Path, ...], run_paths: tuple[Path, ...
                           lenient: bool, blind: bool, mapping: Path | None,
                           secret: str | None) -> None:
     """Write per-topic sheets (answers and what to label) for manual assessors."""
-    from nuggetizer.cli.core import check_key, configured, make_targets
-    from nuggetizer.flow.scoring import read_judged
-    from nuggetizer.organizer.sheets import sheet_file_name
-
     chosen = configured(method, settings)
     if bool(assessed) == bool(run_paths):
         raise click.UsageError("give either --assessments, or --run (with --nuggets/--key "
@@ -152,7 +148,6 @@ def export_sheets_command(assessed: tuple[Path, ...], run_paths: tuple[Path, ...
     if (mapping or secret) and not blind:
         raise click.UsageError("--mapping and --secret go with --blind")
     if blind:
-        from nuggetizer.organizer.blind import blind as make_blind
 
         mapping = mapping or output.with_name(output.name + ".mapping.json")
         if mapping.resolve().parent == output.resolve():
@@ -182,14 +177,11 @@ def import_sheets_command(sheets: tuple[Path, ...], key: Path | None, method: st
                           settings: tuple[str, ...], output: Path, allow_blank: bool,
                           lenient: bool, mapping: Path | None) -> None:
     """Read filled-in sheets into judgment files that `score` reads."""
-    from nuggetizer.cli.core import check_key, configured
-
     chosen = configured(method, settings)
     check_key(chosen, key)
     keys = chosen.read_keys(key, lenient) if key is not None else None
     by_run = chosen.read_sheets(list(sheets), keys, allow_blank)
     if mapping is not None:
-        from nuggetizer.organizer.blind import unblind
 
         by_run = unblind(by_run, mapping)
     stamp = provenance({"assessor": "manual", "source": [str(s) for s in sheets]}, ())
@@ -333,8 +325,6 @@ def significance_command(inputs: tuple[Path, ...], measure: str, correction: str
               help="segments judged at least this are written to corpus.jsonl")
 def irds_export_command(dataset_id: str, output: Path, min_grade: int) -> None:
     """Write topics.tsv, qrels.txt and corpus.jsonl of an installed ir_datasets id."""
-    from nuggetizer.organizer.irm import export_dataset
-
     counts = export_dataset(dataset_id, output, min_grade)
     click.echo(f"irds-export: {counts['topics']} topics, {counts['qrels']} qrels, "
                f"{counts['segments']} judged segments to {output}", err=True)
@@ -359,7 +349,6 @@ def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path,
     """Agreement of two qrels A B (A the reference): Cohen's kappa, Krippendorff's alpha,
     P/R/F1, the confusion matrix; with retrieval runs, Kendall's tau between the rankings.
     Of more qrels (A B C ...): every pair so, and Krippendorff's alpha over all of them."""
-    from nuggetizer.formats.trec_run import read_trec_runs
     from nuggetizer.organizer.qrels_agreement import (
         compare_many_qrels,
         compare_qrels,

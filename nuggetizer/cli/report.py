@@ -9,9 +9,14 @@ import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines
 from nuggetizer.errors import InputError
-from nuggetizer.flow.scoring import judgment_files
+from nuggetizer.flow.scoring import judgment_files, read_judged, score_judged
+from nuggetizer.formats.autojudge import is_autojudge_leaderboard
 from nuggetizer.formats.nuggets import read_nuggets
+from nuggetizer.formats.tables import is_per_topic
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.measures.nuggets import MEASURES
+from nuggetizer.methods.registry import make_method, method_names
+from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
 
 def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
@@ -44,18 +49,12 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     tokens; leaderboard; topics with their query texts; distributions, heat map, length,
     gaps) of nugget assessments, or of a per-topic TSV (every measure side by side: the
     combined per_topic.tsv of a several-method evaluate)."""
-    from nuggetizer.flow.scoring import read_judged, score_judged
-    from nuggetizer.formats.autojudge import is_autojudge_leaderboard
-    from nuggetizer.formats.tables import is_per_topic
-    from nuggetizer.measures.nuggets import MEASURES
-    from nuggetizer.methods.registry import make_method, method_names
     from nuggetizer.organizer.report import (
         UnknownRuns,
         select_runs,
         table_from_per_topic,
         write_report,
     )
-    from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
     started = time.monotonic()
     wanted = _runs_wanted(runs, runs_file)

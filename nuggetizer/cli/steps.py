@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import click
 
@@ -27,6 +27,7 @@ from nuggetizer.flow.inputs import (
 )
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import write_sidecar
+from nuggetizer.flow.relevance import build_pool, grade_pool, graded_lines, judgments_path_for
 from nuggetizer.flow.scoring import ScoreTable, judgment_files, read_judged, score_judged
 from nuggetizer.flow.steps import build_keys
 from nuggetizer.flow.tables import format_leaderboard, write_tables
@@ -43,6 +44,14 @@ from nuggetizer.methods.registry import make_method, method_class
 SETTING_FLAGS = {"min_grade": "--min-grade", "window": "--window", "max_nuggets":
                  "--max-nuggets", "keep": "--keep", "label": "--no-labels",
                  "assign_batch": "--batch", "render": "--render"}
+
+
+@runtime_checkable
+class DiversityQrels(Protocol):
+    """A method that writes diversity qrels (`score --diversity-qrels`; crux does)."""
+
+    def diversity_qrels(self, keys: Mapping[str, Any], files: Sequence[Path], out: Path
+                        ) -> None: ...
 
 
 def setting_names(name: str) -> set[str]:
@@ -124,8 +133,6 @@ def threshold(method: AnswerKeyMethod, min_grade: int | None = None) -> int:
 def graded_paths(output: Path, qrels: Path | None = None) -> tuple[Path, Path]:
     """Where `--grade-pool` writes its qrels and their judgments: beside the key file
     (`KEY.llm.qrels`, `KEY.llm.qrels.judgments.jsonl`) unless given."""
-    from nuggetizer.flow.relevance import judgments_path_for
-
     path = qrels or output.with_name(output.name.removesuffix(".jsonl") + ".llm.qrels")
     return path, judgments_path_for(path)
 
@@ -135,8 +142,6 @@ def read_pool(topic_map: dict[str, Any], run_paths: Sequence[Path],
               ) -> tuple[Any, list[Any]]:
     """The (topic, passage) pairs to grade: the answer runs' references (or citations) and the
     top `depth` of the retrieval runs; and the qrels of `fill`, kept as they are."""
-    from nuggetizer.flow.relevance import build_pool
-
     pool = build_pool(topic_map, read_runs(run_paths),
                       list(read_trec_runs(retrieval_runs).values()), depth, cited_only)
     return pool, read_qrels(fill) if fill is not None else []
@@ -144,8 +149,6 @@ def read_pool(topic_map: dict[str, Any], run_paths: Sequence[Path],
 
 def report_graded(graded: Any, qrels: Path, inputs: Sequence[Path]) -> None:
     """Record beside graded qrels what they were made from, and say what was left unjudged."""
-    from nuggetizer.flow.relevance import graded_lines
-
     write_sidecar(qrels, [*inputs, graded.judgments])
     for line in graded_lines(graded):
         click.echo(line, err=True)
@@ -164,8 +167,6 @@ async def grade_then_build(
     keys from the passages graded >= the method's threshold. Both steps resume and replay.
     A topic with no passage at the threshold gets no key (a note says so and how to lower it);
     with `need_keys` (evaluate), no key at all is an error once the qrels are written."""
-    from nuggetizer.flow.relevance import grade_pool
-
     if "qrels" not in method.key_needs | method.key_reads:
         raise ConfigError(f"--grade-pool: --method {method.name} does not build its keys "
                           "from judged passages")
@@ -275,7 +276,7 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     topic judged); write the tables; print the leaderboard."""
     if key is None and not method.scores_without_key:
         raise ConfigError(f"--method {method.name} needs --key (its answer key file)")
-    if diversity is not None and not hasattr(method, "diversity_qrels"):
+    if diversity is not None and not isinstance(method, DiversityQrels):
         raise ConfigError(f"--diversity-qrels: --method {method.name} writes no diversity qrels")
     files = judgment_files(list(paths))
     keys = method.read_keys(key, lenient) if key is not None else None
@@ -303,8 +304,8 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     write_tables(table, output, per_topic)
     if autojudge is not None:
         write_leaderboard(autojudge, table_rows(table), autojudge_format)
-    if diversity is not None:
-        method.diversity_qrels(keys, files, diversity)  # type: ignore[attr-defined]
+    if diversity is not None and isinstance(method, DiversityQrels):
+        method.diversity_qrels(keys or {}, files, diversity)
         write_sidecar(diversity, inputs)
     for path in (output, per_topic, autojudge):
         if path is not None:

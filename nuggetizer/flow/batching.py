@@ -33,7 +33,7 @@ import asyncio
 import hashlib
 import json
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,9 +41,15 @@ from typing import Any, TypeVar
 import click
 
 from nuggetizer.assessors.base import Assessor, Stats
-from nuggetizer.assessors.batch_api import TERMINAL, BatchClient, LineResult, read_results
+from nuggetizer.assessors.batch_api import (
+    TERMINAL,
+    BatchBackend,
+    BatchClient,
+    LineResult,
+    read_results,
+)
 from nuggetizer.assessors.batch_api import request_line as _line
-from nuggetizer.assessors.openai_compat import OpenAIBackend, parse_completion
+from nuggetizer.assessors.openai_compat import parse_completion
 from nuggetizer.assessors.outcomes import adaptable_in
 from nuggetizer.assessors.protocol import Completion, RefusedError, Request, TransientError
 from nuggetizer.cache import Cache
@@ -75,9 +81,11 @@ class BatchAssessor(Assessor):
     record the calls the cache does not hold (its own counters); else (the real run, the
     real counters): refuse them with the batch's reason, never send them."""
 
-    def __init__(self, real: Assessor, failed: dict[str, str], collecting: bool,
-                 folded: dict[str, tuple[int, int, int]] | None = None) -> None:
+    def __init__(self, real: Assessor, backend: BatchBackend, failed: dict[str, str],
+                 collecting: bool, folded: dict[str, tuple[int, int, int]] | None = None
+                 ) -> None:
         self.__dict__.update(real.__dict__)
+        self.batch_backend = backend  # real.backend, as the Batch API sees it
         self.failed = failed
         self.folded = folded if folded is not None else {}
         self.collecting = collecting
@@ -99,7 +107,7 @@ class BatchAssessor(Assessor):
         reason = self.failed.get(key)
         if self.collecting:
             if reason is None and not _waiting.get():
-                self.pending[key] = self.backend.request_args(request)  # type: ignore[attr-defined]
+                self.pending[key] = self.batch_backend.request_args(request)
                 _waiting.set(True)
             raise Collected("batch: waiting for the batch's answer")
         exc = RefusedError(f"batch: {reason or 'not answered by a batch'}")
@@ -145,7 +153,7 @@ class Batcher:
                  write_only: bool = False, retries: int = RETRIES,
                  max_rounds: int = MAX_ROUNDS) -> None:
         backend = assessor.backend
-        if not isinstance(backend, OpenAIBackend):
+        if not isinstance(backend, BatchBackend):
             raise ConfigError(f"--batch-api sends through the OpenAI Batch API: it needs "
                               f"--assessor openai:MODEL, not {assessor.spec}")
         if assessor.cache is None:
@@ -162,11 +170,12 @@ class Batcher:
         # as spent (Stats.batch_*): cache key -> (prompt, completion) tokens
         self.folded: dict[str, tuple[int, int, int]] = {}
 
-    async def run(self, step: str, work: Callable[[Assessor, Path | None], Awaitable[T]]) -> T:
+    async def run(self, step: str,
+                  work: Callable[[Assessor, Path | None], Coroutine[Any, Any, T]]) -> T:
         """`work(assessor, folder)` (folder None: the real outputs) batched: rounds into
         throw-away folders until one records nothing, then the real run."""
         for _ in range(self.max_rounds):
-            collector = BatchAssessor(self.assessor, self.failed, collecting=True)
+            collector = BatchAssessor(self.assessor, self.backend, self.failed, collecting=True)
             with tempfile.TemporaryDirectory(prefix="nuggetizer-batch-") as tmp:
                 _waiting.set(False)
                 await asyncio.create_task(work(collector, Path(tmp)))  # a context of its own
@@ -186,7 +195,7 @@ class Batcher:
         else:
             click.echo(f"batch {step}: still new calls after {self.max_rounds} rounds; the "
                        "rest are left unjudged", err=True)
-        final = BatchAssessor(self.assessor, self.failed, collecting=False,
+        final = BatchAssessor(self.assessor, self.backend, self.failed, collecting=False,
                               folded=self.folded)
         result = await work(final, None)
         for state in self.folder.glob(f"{step}-*.json"):
@@ -317,7 +326,7 @@ class Batcher:
                 counts = batch.get("request_counts") or {}
                 done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
                 if done > shown:
-                    bar.update(done - shown)  # type: ignore[attr-defined]
+                    bar.update(done - shown)
                     shown = done
                 if batch.get("status") in TERMINAL:
                     return batch

@@ -37,7 +37,7 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor, Stats
 from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.assessors.protocol import Completion, RefusedError, Request
-from nuggetizer.tokens import Tokenizer
+from nuggetizer.tokens import Tokenizer, make_tokenizer
 
 DEFAULT_COMPLETION_RATIO = 0.05  # expected completion tokens per prompt token (label lists)
 
@@ -217,8 +217,6 @@ class DryEnsemble(Ensemble):
 def dry_assessor(real: Any, options: dict[str, Any]) -> Any:
     """The DryAssessor (a DryEnsemble for an ensemble) the command's dry-run options
     describe."""
-    from nuggetizer.tokens import make_tokenizer
-
     tokenizer = make_tokenizer(options.get("tokenizer") or "auto")
     ratio = options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO
     if isinstance(real, Ensemble):
@@ -237,7 +235,7 @@ def expected_reasoning(real: Assessor) -> int:
 
 def importance_estimate(method: Any, topics: int) -> int:
     """Importance calls of `topics` keys (nuggets method: not rendered in a dry run)."""
-    config = getattr(method, "config", None)
+    config: Any = getattr(method, "config", None)
     if not getattr(config, "label", False) or not hasattr(config, "label_batch"):
         return 0
     return topics * math.ceil(config.max_nuggets / max(1, config.label_batch))

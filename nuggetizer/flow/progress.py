@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import click
 
@@ -17,6 +17,12 @@ from nuggetizer.assessors.base import Stats
 
 INTERVAL_ENV = "NUGGETIZER_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL = 5.0  # seconds between progress lines when stderr is not a terminal
+
+
+class Progress(Protocol):
+    """What `progress_bar` yields (a click bar, or ProgressLines): told the units done since."""
+
+    def update(self, n_steps: int, /) -> None: ...
 
 
 def _interval() -> float:
@@ -81,7 +87,7 @@ class ProgressLines:
 
 @contextmanager
 def progress_bar(total: int, label: str, *, unit: str = "units", resumed: int = 0
-                 ) -> Iterator[object]:
+                 ) -> Iterator[Progress]:
     """Progress of `total` units still to do: a click bar on a terminal, else a line every few
     seconds (ProgressLines). `resumed` units already done in an earlier run are said first."""
     if resumed:

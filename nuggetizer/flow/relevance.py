@@ -102,7 +102,8 @@ class Pool:
 def cited(answer: Answer) -> list[str]:
     """The references an answer's sentences cite, in citation order."""
     refs = answer.references
-    return [refs[i] for s in answer.sentences for i in s.citations if 0 <= i < len(refs)]
+    return [refs[i] for s in answer.sentences for i in s.citations
+            if isinstance(i, int) and 0 <= i < len(refs)]
 
 
 def build_pool(

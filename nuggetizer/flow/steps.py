@@ -14,11 +14,12 @@ from typing import Any, TypeVar
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import Interrupted
-from nuggetizer.flow.progress import Summary, progress_bar, usage_of
+from nuggetizer.flow.progress import Progress, Summary, progress_bar, usage_of
 from nuggetizer.flow.provenance import provenance
 from nuggetizer.flow.resume import ResumableOutput
 from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.flow.votes import list_disagreements, note_votes, noting_votes
+from nuggetizer.formats.writing import run_file_name
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 
 T = TypeVar("T")
@@ -80,7 +81,7 @@ async def run_journalled(
             record = usage.write(summary.tokens, summary.prices, finished)
             summary.total, summary.invocations = record["usage"], record["invocations"]
 
-    async def one(unit: U, bar: object) -> None:
+    async def one(unit: U, bar: Progress) -> None:
         with noting_votes() as calls:
             outcome = await work(unit)
         note_votes(outcome.record, calls)
@@ -91,7 +92,7 @@ async def run_journalled(
         keep(unit, outcome.record)
         summary.done += 1
         summary.unjudged += outcome.unjudged
-        bar.update(1)  # type: ignore[attr-defined]
+        bar.update(1)
         if usage is not None and usage.due():
             settle(False)
 
@@ -137,11 +138,6 @@ async def build_keys(
     output.finish(i.qid for i in inputs)
     list_disagreements(out, output.records.values(), summary)
     return summary
-
-
-def run_file_name(run_id: str) -> str:
-    """The judgment file of a run inside the output folder."""
-    return run_id.replace("/", "_").replace("\\", "_") + ".jsonl"
 
 
 async def judge_targets(

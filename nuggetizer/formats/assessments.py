@@ -21,7 +21,12 @@ from pydantic import ValidationError
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import field, id_field, iter_lines, parse_object
 from nuggetizer.formats.nuggets import check_label, parse_nugget, warn_labels
-from nuggetizer.labels import ASSIGNMENT_VALUES, CASTORINI_FAILED
+from nuggetizer.labels import (
+    ASSIGNMENT_VALUES,
+    CASTORINI_FAILED,
+    assignment_of,
+    importance_of,
+)
 from nuggetizer.types import AssessedNugget, Assessment, NuggetList
 
 
@@ -72,8 +77,8 @@ def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: boo
         nuggets.append(
             AssessedNugget(
                 text=text,
-                importance=importance or "unjudged",
-                assignment=assignment or "unjudged",
+                importance=importance_of(importance),
+                assignment=assignment_of(assignment),
                 raw=field(item, "raw", str, path, line, default=None, where=where),
             )
         )

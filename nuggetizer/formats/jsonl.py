@@ -12,12 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from nuggetizer.errors import InputError
+import orjson
 
-try:  # orjson is an optional speed-up for reading; writing always uses json.dumps.
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - depends on the environment
-    _orjson = None
+from nuggetizer.errors import InputError
 
 __all__ = [
     "MISSING",
@@ -69,7 +66,7 @@ def excerpt(text: str, limit: int = 60) -> str:
     return repr(text)
 
 
-def _open_binary(path: Path) -> IO[bytes]:
+def _open_binary(path: Path) -> IO[bytes] | gzip.GzipFile:
     """Open `path` for reading bytes (gunzipping `.gz`), turning OS errors into InputError."""
     try:
         if path.suffix.lower() == ".gz":
@@ -105,15 +102,10 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             raise InputError(path, None, f"cannot read: {exc}") from None
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _loads(text: str) -> Any:
-    """Parse one JSON value strictly (NaN and Infinity are refused)."""
-    if _orjson is not None:
-        return _orjson.loads(text)
-    return json.loads(text, parse_constant=_reject_constant)
+    """Parse one JSON value strictly (orjson refuses NaN and Infinity); writing always uses
+    json.dumps."""
+    return orjson.loads(text)
 
 
 def parse_object(text: str, path: str | Path, line: int) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, type_name
-from nuggetizer.labels import IMPORTANCE_VALUES
+from nuggetizer.labels import IMPORTANCE_VALUES, importance_of
 from nuggetizer.types import Nugget, NuggetList
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def parse_nugget_list(obj: dict[str, Any], path: Path, line: int, *, lenient: bo
     nuggets, unknown = [], []
     for k, item in enumerate(items):
         text, importance, raw = parse_nugget(item, k, path, line, lenient=lenient)
-        nuggets.append(Nugget(text=text, importance=importance or "unjudged"))
+        nuggets.append(Nugget(text=text, importance=importance_of(importance)))
         if importance is None:
             unknown.append(raw)
     warn_labels(path, line, "importance", unknown)

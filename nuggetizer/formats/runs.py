@@ -125,7 +125,7 @@ def report_documents(obj: dict[str, Any], path: Path, line: int) -> dict[str, Se
         if own != docid:
             raise InputError(path, line, f"{where}id is {own!r}, but the document is filed "
                              f"under {docid!r}: the key must be the document's id")
-        title = doc.get("title") if isinstance(doc.get("title"), str) else ""
+        title = given if isinstance(given := doc.get("title"), str) else ""
         documents[docid] = Segment(id=docid, text=text, title=title)
     return documents
 
@@ -200,7 +200,7 @@ def parse_report(obj: dict[str, Any], path: Path, line: int) -> Answer:
         references = list(dict.fromkeys(d for ids in cited for d in ids))
     sentences = []
     for k, (text, ids) in enumerate(zip(texts, cited)):
-        indexes = []
+        indexes: list[int | str] = []
         for docid in ids:
             if docid not in references:
                 raise InputError(path, line, f"responses[{k}].citations cites {docid!r}, which "

@@ -205,7 +205,7 @@ def check_report(rules: TrackRules, obj: dict[str, Any], limit: Limit | None) ->
     """What the track's rules find in one report line (already checked for shape by the
     caller: this looks only at the track's own rules), each naming its rule."""
     found: list[Finding] = []
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = held if isinstance(held := obj.get("metadata"), dict) else {}
     for key, allowed in rules.metadata.items():
         value = meta.get(key)
         if key not in meta or (allowed is None and (not isinstance(value, str)
@@ -217,7 +217,7 @@ def check_report(rules: TrackRules, obj: dict[str, Any], limit: Limit | None) ->
             found.append(_found(rules, "metadata", f"metadata.{key}", f"is {value!r}, "
                                 f"expected one of {', '.join(map(repr, allowed))}",
                                 rules.metadata_severity))
-    items = obj.get("responses") if isinstance(obj.get("responses"), list) else []
+    items = listed if isinstance(listed := obj.get("responses"), list) else []
     cited: list[str] = []
     texts: list[str] = []
     for k, item in enumerate(items):
@@ -291,7 +291,7 @@ def enforce(paths: Sequence[str | Path], track: str, limits: dict[str, Limit],
             rules = rules or rules_named(track, obj)
             if rules is None:
                 break
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            meta = held if isinstance(held := obj.get("metadata"), dict) else {}
             topic = next((str(meta[k]) for k in REPORT_TOPIC_KEYS if k in meta), None)
             for found in check_report(rules, obj, limit_for(rules, topic, limits, given)):
                 if found.severity == "error":

@@ -39,7 +39,12 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
+def run_file_name(run_id: str) -> str:
+    """The judgment file of a run inside the output folder."""
+    return run_id.replace("/", "_").replace("\\", "_") + ".jsonl"
+
+
+def _write_atomic(path: Path, write: Callable[[IO[str]], object]) -> None:
     """Run `write` on a temp file beside `path`, fsync it, then rename it over `path`; a
     file system that refuses (full, read-only) is an OutputError naming `path`, and `path`
     is left as it was."""
@@ -49,7 +54,7 @@ def _write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
         raise OutputError(path, exc) from None
 
 
-def _replace(path: Path, write: Callable[[IO[str]], None]) -> None:
+def _replace(path: Path, write: Callable[[IO[str]], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

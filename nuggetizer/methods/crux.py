@@ -167,7 +167,7 @@ class CruxMethod(AnswerKeyMethod):
         answerable: list[bool | None] = [None] * len(questions)
         if texts:
             answerable = [
-                any(row[i] is not None and row[i] >= cfg.eta for row in ratings.values())
+                any((r := row[i]) is not None and r >= cfg.eta for row in ratings.values())
                 for i in range(len(questions))
             ]
         record["questions"] = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +21,15 @@ from nuggetizer.formats.assessments import (
     parse_assessment,
 )
 from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
-from nuggetizer.labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS, IMPORTANCE_ORDER, UNJUDGED
+from nuggetizer.formats.sheets import assignment_sheets, read_assignment_sheets
+from nuggetizer.labels import (
+    ASSIGNMENT_LABELS,
+    IMPORTANCE_LABELS,
+    IMPORTANCE_ORDER,
+    UNJUDGED,
+    assignment_of,
+    importance_of,
+)
 from nuggetizer.measures.nuggets import MEASURES, nugget_scores, text_length
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
@@ -199,7 +207,7 @@ async def label_importance(
             unparsed.append(Unparsed("importance", index, raw, error))
             continue
         for offset, label in enumerate(labels):
-            nuggets[start + offset].importance = label  # type: ignore[assignment]
+            nuggets[start + offset].importance = importance_of(label)
     return unparsed
 
 
@@ -224,7 +232,7 @@ async def assign_nuggets(
                 AssessedNugget(
                     text=nugget.text,
                     importance=nugget.importance,
-                    assignment=labels[offset] if labels else "unjudged",  # type: ignore[arg-type]
+                    assignment=assignment_of(labels[offset] if labels else None),
                     raw=None if labels else raw,
                 )
             )
@@ -313,7 +321,7 @@ class NuggetsMethod(AnswerKeyMethod):
                 counts["importance"] += 1
         return counts
 
-    # --- sheets (organizer/sheets.py) ------------------------------------------------------
+    # --- sheets (formats/sheets.py) --------------------------------------------------------
 
     sheet_hint = "fill assignment with support, partial_support or not_support"
 
@@ -325,14 +333,10 @@ class NuggetsMethod(AnswerKeyMethod):
                      for n in key.nuggets])
 
     def sheets(self, judgments: Sequence[Assessment], comment: str) -> dict[str, str]:
-        from nuggetizer.organizer.sheets import assignment_sheets
-
         return assignment_sheets(judgments, comment)
 
-    def read_sheets(self, paths: Sequence[Path], keys: dict[str, NuggetList] | None,
+    def read_sheets(self, paths: Sequence[Path], keys: Mapping[str, Any] | None,
                     allow_blank: bool) -> dict[str, list[dict[str, Any]]]:
-        from nuggetizer.organizer.sheets import read_assignment_sheets
-
         if keys is None:
             raise ConfigError("--method nuggets: give --nuggets, the nuggets the sheets were "
                               "made from")
@@ -358,7 +362,8 @@ class NuggetsMethod(AnswerKeyMethod):
             notes += align_with_key(assessment, key, judged.path, judged.line, lenient)
         counts: Counter[str] = Counter()
         vital = False
-        keyed = key.nuggets if key is not None else assessment.nuggets
+        keyed: Sequence[Nugget | AssessedNugget] = \
+            key.nuggets if key is not None else assessment.nuggets
         for nugget, keyed_nugget in zip(assessment.nuggets, keyed):
             importance = keyed_nugget.importance
             if nugget.importance != importance:

@@ -34,6 +34,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.flow.inputs import citation_problem, resolve
 from nuggetizer.formats.jsonl import type_name
 from nuggetizer.formats.keys import check_ids
+from nuggetizer.formats.sheets import read_support_sheets, support_sheets
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
 from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target
@@ -70,11 +71,11 @@ def parse_support(text: str) -> str:
         value = None
     if isinstance(value, dict):
         value = value.get("label")
-    if isinstance(value, str) and support_label(value):
-        return support_label(value)  # type: ignore[return-value]
+    if isinstance(value, str) and (label := support_label(value)):
+        return label
     match = _WORD.search(text or "")
-    if match:
-        return support_label(match.group(1))  # type: ignore[return-value]
+    if match and (label := support_label(match.group(1))):
+        return label
     raise ParseFailure('no label found: answer {"label": "full_support"}, '
                        '{"label": "partial_support"} or {"label": "no_support"}')
 
@@ -122,8 +123,9 @@ class SupportMethod(AnswerKeyMethod):
 
     def _record(self, target: Target, pairs: list[tuple[int, dict[str, Any]]]
                 ) -> dict[str, Any]:
-        sentences = [{"text": s.text, "citations": list(s.citations), "pairs": []}
-                     for s in target.sentences]
+        sentences: list[dict[str, Any]] = [
+            {"text": s.text, "citations": list(s.citations), "pairs": []}
+            for s in target.sentences]
         for k, pair in pairs:
             sentences[k]["pairs"].append(pair)
         unjudged = sum(1 for _, p in pairs if p["label"] == UNJUDGED)
@@ -211,12 +213,8 @@ class SupportMethod(AnswerKeyMethod):
     # --- sheets ------------------------------------------------------------------------------
 
     def sheets(self, judgments: Sequence[Any], comment: str) -> dict[str, str]:
-        from nuggetizer.organizer.sheets import support_sheets
-
         return support_sheets(judgments, comment)
 
     def read_sheets(self, paths: Sequence[Path], keys: Mapping[str, Any] | None,
                     allow_blank: bool) -> dict[str, list[dict[str, Any]]]:
-        from nuggetizer.organizer.sheets import read_support_sheets
-
         return read_support_sheets(paths, allow_blank=allow_blank)

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
-
 from nuggetizer.errors import InputError
 from nuggetizer.flow.scoring import ScoreTable, score_files
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderboard
 from nuggetizer.formats.tables import is_per_topic, iter_per_topic, read_leaderboard
+from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
 from nuggetizer.methods.registry import make_method
+from nuggetizer.organizer.meta_evaluate import track_measures
 
 PerTopic = dict[str, dict[str, float]]  # run -> topic -> value
 
@@ -96,27 +96,6 @@ class Agreement:
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None or math.isnan(x) else f"{x:.4f}"
-
-
-def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
-    """Kendall's tau-b (ties in either list handled); NaN when a list is constant."""
-    if len(x) < 2:
-        return math.nan
-    return float(stats.kendalltau(x, y, variant="b").statistic)
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rho; NaN when a list is constant."""
-    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
-        return math.nan
-    return float(stats.spearmanr(x, y).statistic)
-
-
-def pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    """Pearson's r; NaN when a list is constant."""
-    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
-        return math.nan
-    return float(stats.pearsonr(x, y).statistic)
 
 
 def tau_ap(truth: Sequence[float], evaluated: Sequence[float]) -> float:
@@ -244,12 +223,11 @@ def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10) -> Agr
     xa, xb = [a.means[r] for r in runs], [b.means[r] for r in runs]
     result = Agreement(measure, runs, [], kendall_tau(xa, xb), spearman(xa, xb))
     result.meta = meta_evaluation(a.means, b.means, k)
-    from nuggetizer.organizer.meta_evaluate import track_measures  # it imports this module
-
     result.meta.update(track_measures(a.means, b.means, k, a.per_topic, b.per_topic))
     if a.per_topic is None or b.per_topic is None:
         return result
-    topics = sorted(set.intersection(*(set(s.per_topic.get(r, {})) for s in (a, b)
+    topics = sorted(set.intersection(*(set(per_topic.get(r, {}))
+                                       for per_topic in (a.per_topic, b.per_topic)
                                        for r in runs)))
     result.topics = topics
     if not topics:

@@ -14,9 +14,11 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar
 
 from nuggetizer.measures import agreement as ma
+
+K = TypeVar("K", bound=Hashable)  # an item: what every judge's judgments are keyed by
 
 
 @dataclass
@@ -96,7 +98,7 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None or math.isnan(x) else f"{x:.4f}"
 
 
-def units_of(judgments: Sequence[Mapping[Hashable, Any]]) -> tuple[list[list[Any]], int]:
+def units_of(judgments: Sequence[Mapping[K, Any]]) -> tuple[list[list[Any]], int]:
     """Per item judged by at least two judges, every judge's value (None: not judged), in the
     order items are first seen; and how many items every judge judged."""
     order = list(dict.fromkeys(item for judged in judgments for item in judged))
@@ -117,7 +119,7 @@ def overall_alpha(units: Sequence[Sequence[int | None]], thresholds: Sequence[in
     return result
 
 
-def judges_agreement(names: Sequence[str], judgments: Sequence[Mapping[Hashable, Any]],
+def judges_agreement(names: Sequence[str], judgments: Sequence[Mapping[K, Any]],
                      pair_measures: Callable[[int, int], tuple[int, dict[str, float]]],
                      overall: Callable[[list[list[Any]]], dict[str, float]],
                      what: str = "items") -> JudgesAgreement:
@@ -132,7 +134,7 @@ def judges_agreement(names: Sequence[str], judgments: Sequence[Mapping[Hashable,
     return JudgesAgreement(list(names), pairs, len(units), by_all, overall(units), what)
 
 
-def label_pair(judgments: Sequence[Mapping[Hashable, int]], thresholds: Sequence[int]
+def label_pair(judgments: Sequence[Mapping[K, int]], thresholds: Sequence[int]
                ) -> Callable[[int, int], tuple[int, dict[str, float]]]:
     """Pair measures of ordinal labels: Cohen's kappa on the values and at each threshold,
     and the pair's ordinal alpha, over the items both judge."""

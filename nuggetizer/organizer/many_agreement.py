@@ -66,7 +66,7 @@ def score_agreement(scores: Sequence[Scores], measure: str, k: int = 10) -> Judg
 
 def assessment_labels(path: Path, lenient: bool = False) -> dict[tuple[str, str, str], int]:
     """(run, topic, nugget text) -> credit rank of the assignment, judged ones only."""
-    labels = {}
+    labels: dict[tuple[str, str, str], int] = {}
     for file in judgment_files([path]):
         for _, assessment in iter_assessments(file, lenient=lenient):
             for nugget in assessment.nuggets:

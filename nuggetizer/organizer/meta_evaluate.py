@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from nuggetizer.measures.correlation import kendall_tau, spearman
 from nuggetizer.measures.meta import bland_altman, coverage, tau_gap
 
 PerTopic = Mapping[str, Mapping[str, float]]  # run -> topic -> value
@@ -28,8 +29,6 @@ def tau_gap_at_k(truth: Mapping[str, float], evaluated: Mapping[str, float], k: 
 def per_topic(truth: PerTopic, evaluated: PerTopic) -> dict[str, dict[str, float]]:
     """{topic: {"kendall", "spearman"}} over the runs both score on the topic, for every topic
     both hold (autojudge-evaluate's `evaluate_per_topic`)."""
-    from nuggetizer.organizer.agreement import kendall_tau, spearman
-
     topics = sorted({q for v in truth.values() for q in v}
                     & {q for v in evaluated.values() for q in v})
     result = {}

@@ -23,7 +23,7 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.trec_run import TrecRun
 from nuggetizer.measures import agreement as ma
-from nuggetizer.organizer.agreement import kendall_tau
+from nuggetizer.measures.correlation import kendall_tau
 from nuggetizer.organizer.judges_agreement import (
     JudgesAgreement,
     judges_agreement,
@@ -66,8 +66,9 @@ class QrelsAgreement:
 
     def tsv(self) -> str:
         """`measure<TAB>value` rows."""
-        rows = [("pairs", self.pairs), ("only_a", self.only_a), ("only_b", self.only_b),
-                ("topics", len(self.topics))]
+        rows: list[tuple[str, object]] = [
+            ("pairs", self.pairs), ("only_a", self.only_a), ("only_b", self.only_b),
+            ("topics", len(self.topics))]
         rows += [(k, _fmt(v)) for k, v in self.measures.items()]
         if self.measure is not None:
             rows.append((f"kendall_tau({self.measure})", _fmt(self.ranking_tau)))

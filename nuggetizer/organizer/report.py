@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer import __version__
+from nuggetizer.errors import InputError
 from nuggetizer.flow.scoring import ScoreTable
 from nuggetizer.flow.tables import leaderboard_tsv
+from nuggetizer.formats.tables import iter_per_topic
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.labels import SUPPORTED
 from nuggetizer.organizer.report_figures import distributions_png, heatmap_png, length_png
@@ -56,9 +58,6 @@ def unsupported_nuggets(assessments: Sequence[Assessment]) -> dict[str, list[tup
 def table_from_per_topic(path: Path) -> ScoreTable:
     """A per-topic TSV (`run_id topic_id measure value`, `all` rows the means) read back as a
     score table: its measures in file order (the first ranks the runs), its topics."""
-    from nuggetizer.errors import InputError
-    from nuggetizer.formats.tables import iter_per_topic
-
     measures: dict[str, None] = {}
     topics: dict[str, None] = {}
     per_topic: dict[str, dict[str, dict[str, float]]] = {}

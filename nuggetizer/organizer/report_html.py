@@ -97,16 +97,16 @@ def usage_fields(usage: Mapping[str, Mapping]) -> list[str]:
 def _usage_rows(usage: Mapping[str, Mapping], fields: Sequence[str]) -> list[list[str]]:
     rows = []
     totals = dict.fromkeys(fields, 0)
-    costs = []
+    costs: list[float | None] = []
     for step, counters in usage.items():
         cells = [str(int(counters.get(f, 0))) for f in fields]
         for f in fields:
             totals[f] += int(counters.get(f, 0))
         cost = counters.get("cost")
-        costs.append(cost)
-        rows.append([step, *cells, NOT_RECORDED if cost is None else f"{float(cost):.4f}"])
-    total_cost = NOT_RECORDED if any(c is None for c in costs) else \
-        f"{sum(float(c) for c in costs):.4f}"
+        costs.append(None if cost is None else float(cost))
+        rows.append([step, *cells, NOT_RECORDED if costs[-1] is None else f"{costs[-1]:.4f}"])
+    known = [c for c in costs if c is not None]
+    total_cost = NOT_RECORDED if len(known) < len(costs) else f"{sum(known):.4f}"
     rows.append(["total", *(str(totals[f]) for f in fields), total_cost])
     return rows
 

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import InputError
-from nuggetizer.flow.steps import run_file_name
 from nuggetizer.formats.jsonl import iter_lines
-from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.formats.writing import run_file_name, write_text_atomic
 from nuggetizer.labels import (
     ASSIGNMENT_LABELS,
     IMPORTANCE_LABELS,
     SUPPORT_LABELS,
+    assignment_of,
+    importance_of,
     support_label,
 )
 from nuggetizer.types import (
@@ -155,7 +156,7 @@ def read_nugget_sheet(path: str | Path, *, allow_blank: bool = False) -> dict[st
             result[qid] = NuggetList(qid=qid, query=query, nuggets=[])
         importance = _label(row["importance"], IMPORTANCE_LABELS, "importance", path, line,
                             allow_blank=allow_blank)
-        result[qid].nuggets.append(Nugget(text=text, importance=importance))  # type: ignore[arg-type]
+        result[qid].nuggets.append(Nugget(text=text, importance=importance_of(importance)))
     if not result:
         raise InputError(path, None, "the sheet holds no nuggets")
     return result
@@ -224,8 +225,8 @@ def read_assignment_sheet(path: str | Path, queries: dict[str, str], *,
             assignment = _label(row["assignment"], ASSIGNMENT_LABELS, "assignment", path, line,
                                 allow_blank=allow_blank)
             current.nuggets.append(AssessedNugget(
-                text=row["text"], importance=importance,  # type: ignore[arg-type]
-                assignment=assignment))  # type: ignore[arg-type]
+                text=row["text"], importance=importance_of(importance),
+                assignment=assignment_of(assignment)))
     if not result:
         raise InputError(path, None, "the sheet holds no answers")
     return result
@@ -329,12 +330,13 @@ def read_support_sheet(path: str | Path, *, allow_blank: bool = False) -> list[d
             elif not raw and allow_blank:
                 label = "unjudged"
             else:
-                label = support_label(raw) if raw else None
-                if label is None:
+                found = support_label(raw) if raw else None
+                if found is None:
                     hint = " (or pass --allow-blank to record it unjudged)" if not raw else ""
                     raise InputError(path, line, f"column label is "
                                      f"{repr(raw) if raw else 'empty'}: write one of "
                                      f"{', '.join(SUPPORT_LABELS)} (FS, PS, NS) or unjudged{hint}")
+                label = found
             pair: dict[str, Any] = {"citation": _citation(row["citation"]),
                                     "docid": row["docid"] or None, "passage": row["text"],
                                     "label": label}
