@@ -52,7 +52,7 @@ test: $(LLAMA_STAMP)
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,server,test]'
 	$(BIN)/ruff check .
 	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
-	$(BIN)/python tools/typecheck.py
+	$(BIN)/python .ci/typecheck.py
 	$(BIN)/pytest -ra
 
 # The fast tests only, for a quick check while editing.
@@ -66,4 +66,4 @@ lint:
 # mypy over the package as installed (nuggetizer.assessors and the other mapped folders
 # included), with setup.cfg's [mypy] settings.
 typecheck:
-	$(BIN)/python tools/typecheck.py
+	$(BIN)/python .ci/typecheck.py

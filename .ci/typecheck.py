@@ -1,4 +1,4 @@
-"""Type-check the package as it is installed: `python tools/typecheck.py` (`make typecheck`).
+"""Type-check the package as it is installed: `python .ci/typecheck.py` (`make typecheck`).
 
 setup.cfg maps `nuggetizer.assessors` to `assessors/` (and so on, `package_dir`), which the
 editable install serves through an import hook that type checkers cannot follow. This builds
