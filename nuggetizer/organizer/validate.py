@@ -329,6 +329,9 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
             lines += [f"  {p}" for p in found[:examples]]
             if len(found) > examples:
                 lines.append(f"  ... and {len(found) - examples} more")
+        if report.shape == rag26.NAME:
+            lines.append(f"{report.path}: note: read as {rag26.FORMAT} (ClimbMix doc ids; "
+                         "README: TREC RAG 2026 runs)")
         if report.track:
             lines.append(f"{report.path}: note: checked against the {report.track} rules "
                          "(--track-rules; README: Track rules for report runs)")
