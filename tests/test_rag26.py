@@ -141,7 +141,7 @@ def test_each_rule_broken_is_an_error_naming_file_line_field_and_rule(
 
 
 def test_a_narrative_without_an_object_is_an_error(tmp_path: Path) -> None:
-    run = write_run(tmp_path / "run.jsonl", lambda lines: lines.pop(7))
+    run = write_run(tmp_path / "run.jsonl", lambda lines: lines.__delitem__(7))
     result = validate(run, "--narratives", NARRATIVES)
     assert result.exit_code == 2
     assert f"{run}: error: topic_id: 1 topics have no answer: rag2026-7 " \

@@ -37,6 +37,18 @@ NOT_FIXED = ("not fixed by --fix: which citations to drop is the run's choice, a
              "them changes what the answer claims")
 
 
+def listed(obj: dict[str, Any], key: str) -> list[Any]:
+    """`obj[key]` when it is a list, else an empty one (its type is a problem said elsewhere)."""
+    value = obj.get(key)
+    return value if isinstance(value, list) else []
+
+
+def metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """The line's `metadata` when it is an object, else an empty one."""
+    value = obj.get("metadata")
+    return value if isinstance(value, dict) else {}
+
+
 def is_rag26(obj: dict[str, Any]) -> bool:
     """Whether an answer line is a TREC RAG 2026 run's: the `metadata` + `answer` shape with a
     ClimbMix doc id among its references (or cited ids), or a `rag2026-` narrative id."""
@@ -45,9 +57,8 @@ def is_rag26(obj: dict[str, Any]) -> bool:
         return False
     if str(meta.get("narrative_id", "")).startswith("rag2026-"):
         return True
-    refs = obj.get("references")
-    ids = list(refs) if isinstance(refs, list) else []
-    for item in obj.get("answer") if isinstance(obj.get("answer"), list) else []:
+    ids = list(listed(obj, "references"))
+    for item in listed(obj, "answer"):
         if isinstance(item, dict) and isinstance(item.get("citations"), list):
             ids += item["citations"]
     return any(isinstance(i, str) and CLIMBMIX_ID.match(i) for i in ids)
@@ -61,8 +72,7 @@ def found(rule: str, fld: str, text: str, severity: str = "error") -> Finding:
 
 def words(obj: dict[str, Any]) -> int:
     """The answer's length as the track counts it: `str.split()` words summed over objects."""
-    items = obj.get("answer") if isinstance(obj.get("answer"), list) else []
-    return sum(len(i["text"].split()) for i in items
+    return sum(len(i["text"].split()) for i in listed(obj, "answer")
                if isinstance(i, dict) and isinstance(i.get("text"), str))
 
 
@@ -85,8 +95,7 @@ def _citations(obj: dict[str, Any], refs: list[Any]) -> tuple[list[Finding], set
     """What the citation rules find, and the positions cited."""
     out: list[Finding] = []
     cited: set[int] = set()
-    items = obj.get("answer") if isinstance(obj.get("answer"), list) else []
-    for k, item in enumerate(items):
+    for k, item in enumerate(listed(obj, "answer")):
         cites = item.get("citations", []) if isinstance(item, dict) else []
         where = f"answer[{k}].citations"
         if not isinstance(cites, list):
@@ -113,11 +122,10 @@ def check(obj: dict[str, Any]) -> list[Finding]:
     """What the 2026 rules find in one answer line, needing no narratives file: metadata,
     ClimbMix doc ids, citations (0 to 3 per object, each resolving), the 1,024-word limit."""
     out = _metadata(obj)
-    refs = obj.get("references")
-    if not isinstance(refs, list):
+    refs = listed(obj, "references")
+    if not isinstance(obj.get("references"), list):
         out.append(found("references", "references", "must be an array of ClimbMix doc ids, "
-                         f"got {refs!r}"[:120]))
-        refs = []
+                         f"got {obj.get('references')!r}"[:120]))
     for k, ref in enumerate(refs):
         if not isinstance(ref, str) or not CLIMBMIX_ID.match(ref):
             out.append(found("doc-id", f"references[{k}]", f"{ref!r} is not a ClimbMix doc "

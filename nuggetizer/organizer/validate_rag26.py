@@ -36,7 +36,7 @@ class Rag26Checks:
 
     def check_rag26(self, obj: dict[str, Any], n: int) -> None:
         """One 2026 line: every rule's finding, then its fixed copy."""
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta = rag26.metadata(obj)
         findings = rag26.check(obj)
         if self.narratives is not None:
             findings += rag26.check_narrative(meta, self.narratives)
@@ -44,7 +44,7 @@ class Rag26Checks:
             self.add(n, found.field, found.message, found.severity, f"[{found.rule}]")
             if found.rule == f"{rag26.NAME} narrative-copied":
                 self.fixable_errors += 1
-        items = obj.get("answer") if isinstance(obj.get("answer"), list) else []
+        items = rag26.listed(obj, "answer")
         texts = [i["text"] for i in items if isinstance(i, dict) and isinstance(i.get("text"), str)]
         self.lengths.append(answer_length(texts))
         self.report.citations += sum(len(i["citations"]) for i in items if isinstance(i, dict)
@@ -59,8 +59,8 @@ class Rag26Checks:
                 and meta.get("narrative") != self.narratives[nid]:
             out["metadata"]["narrative"] = self.narratives[nid]
             self.report.fixes += 1
-        refs = obj.get("references") if isinstance(obj.get("references"), list) else []
-        for item in out.get("answer") if isinstance(out.get("answer"), list) else []:
+        refs = rag26.listed(obj, "references")
+        for item in rag26.listed(out, "answer"):
             cites = item.get("citations") if isinstance(item, dict) else None
             if isinstance(cites, list) and any(isinstance(c, str) and c in refs for c in cites):
                 item["citations"] = [refs.index(c) if isinstance(c, str) and c in refs else c
