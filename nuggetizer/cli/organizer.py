@@ -13,8 +13,8 @@ from nuggetizer.errors import InputError
 from nuggetizer.flow.provenance import provenance, write_sidecar
 from nuggetizer.flow.scoring import judgment_files, read_judged
 from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
+from nuggetizer.formats.rag26 import narratives
 from nuggetizer.formats.sheets import nugget_sheet, read_nugget_sheet, sheet_file_name
-from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.track_rules import request_limits
 from nuggetizer.formats.trec_run import read_trec_runs
 from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic, write_text_atomic
@@ -37,9 +37,12 @@ MEASURE = click.option("--measure", default="V_strict", show_default=True,
 
 @click.command("validate")
 @click.argument("runs", nargs=-1, required=True, type=ANY)
-@click.option("--topics", type=ANY, default=None, help="the track's topics (TSV or JSONL)")
+@click.option("--topics", "--narratives", "topics", type=ANY, default=None,
+              help="the track's topics (TSV or JSONL); for a TREC RAG 2026 run its narratives "
+                   "file, each narrative's text checked as copied exactly")
 @click.option("--fix", "fix_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="write copies with over-length answers trimmed into this folder")
+              help="write copies with the safe fixes into this folder: over-length 2024/2025 "
+                   "answers trimmed; 2026 narratives copied, citations by doc id as positions")
 @click.option("--max-refs", type=int, default=None,
               help="reference limit [default: 20 for 2024 runs, 100 for 2025 runs]")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of text")
@@ -56,12 +59,13 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
                      length_tolerance: int | None, all_problems: bool, track_rules: str,
                      length_limit: int | None) -> None:
     """Check answer runs (TREC RAG 2024/2025, reports): exit 0 clean, 1 warnings, 2 errors."""
-    known = set(read_topics(topics)) if topics else None
+    texts = narratives(topics) if topics else None
+    known = set(texts) if texts is not None else None
     tolerance = LENGTH_TOLERANCE if length_tolerance is None else length_tolerance
     limits = request_limits(topics) if topics else {}
     reports = [validate_run(p, known, ref_limit=max_refs, fix_dir=fix_dir,
                             length_tolerance=tolerance, track=track_rules, limits=limits,
-                            length_limit=length_limit) for p in runs]
+                            length_limit=length_limit, narratives=texts) for p in runs]
     if as_json:
         click.echo(reports_json(reports))
     else:
@@ -70,8 +74,9 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
             click.echo(line, err=True)
         for report in reports:
             if report.fixed:
-                click.echo(f"fixed: wrote {report.fixed} ({report.over_length} answers trimmed)",
-                           err=True)
+                made = (f"{report.fixes} safe fixes" if report.shape == "rag26"
+                        else f"{report.over_length} answers trimmed")
+                click.echo(f"fixed: wrote {report.fixed} ({made})", err=True)
         click.echo(summary_table(reports))
     ctx.exit(exit_code(reports))
 

@@ -5,6 +5,8 @@ NeuCLIR / RAGTIME / DRAGUN / AutoJudge, one run per file, detected per line.
 2025: `{"metadata": {"run_id", "narrative_id", "narrative"?, ...}, "references", "answer"}`.
 Each `answer` item is `{"text": str, "citations": [int, ...]}`, a citation being an index into
 `references`; the 2025 shape may also cite by segment id, which is turned into that index.
+A 2025-shape line with ClimbMix doc ids is a TREC RAG 2026 run, also held to that track's
+rules there (formats/rag26.py).
 Report: `{"metadata": {"run_id", "topic_id" | "request_id", "team_id"?, ...}, "responses":
 [{"text", "citations"}], "references": [doc ids]}`, where `citations` is a list of doc ids or a
 `{doc id: confidence}` map; each becomes an index into `references`. A cited id not in a
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import InputError
+from nuggetizer.formats import rag26
 from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, type_name
 from nuggetizer.types import Answer, Segment, Sentence
 
@@ -213,6 +216,16 @@ def parse_report(obj: dict[str, Any], path: Path, line: int) -> Answer:
                   path=str(path), line=line)
 
 
+def check_rag26(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bool) -> None:
+    """Stop at the first TREC RAG 2026 rule a line breaks (formats/rag26.py), naming its field
+    and rule; with `keep_unresolved` a citation that does not resolve is left to the method."""
+    for finding in rag26.check(obj):
+        if finding.severity != "error" or (keep_unresolved and finding.rule == "rag26 citation"):
+            continue
+        raise InputError(path, line, f"{finding.field}: {finding.message} (read as "
+                         f"{rag26.FORMAT})")
+
+
 def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bool = False
                  ) -> Answer:
     """One answer line of any shape (a report when it has `responses`, 2025 when a `metadata`
@@ -221,6 +234,8 @@ def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bo
     it unjudged (see Sentence)."""
     if is_report(obj):
         return parse_report(obj, path, line)
+    if rag26.is_rag26(obj):
+        check_rag26(obj, path, line, keep_unresolved)
     references = _references(obj, path, line)
     if "metadata" in obj:
         meta = field(obj, "metadata", dict, path, line)

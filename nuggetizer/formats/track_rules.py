@@ -43,9 +43,10 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from nuggetizer.errors import InputError
+from nuggetizer.formats.findings import Finding
 from nuggetizer.formats.jsonl import base_suffix, id_field, iter_jsonl
 from nuggetizer.formats.runs import REPORT_TOPIC_KEYS, is_report
 from nuggetizer.formats.topics import ID_KEYS
@@ -184,16 +185,6 @@ def truncate(texts: Sequence[str], limit: Limit) -> list[str]:
             out.append(norm[:room])
         break
     return out
-
-
-class Finding(NamedTuple):
-    """One breach of a track rule: the field, the message (ending in the rule's name), how
-    bad, and the rule (`track rule`)."""
-
-    field: str
-    message: str
-    severity: str
-    rule: str
 
 
 def _found(rules: TrackRules, rule: str, fld: str, text: str, severity: str) -> Finding:

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import InputError
+from nuggetizer.formats import rag26
 from nuggetizer.formats.jsonl import iter_lines, parse_object
 from nuggetizer.formats.runs import REPORT_SHAPE, REPORT_TOPIC_KEYS, is_report, missing_hint
 from nuggetizer.formats.track_rules import SEGMENT_ID, Limit
 from nuggetizer.formats.writing import dumps, write_jsonl_atomic
 from nuggetizer.measures.nuggets import LENGTH_LIMIT, answer_length, word_count
+from nuggetizer.organizer.validate_rag26 import Rag26Checks
 from nuggetizer.organizer.validate_reports import ReportChecks
 
 REFERENCE_LIMITS = {2024: 20, 2025: 100}
@@ -55,7 +57,7 @@ class RunReport:
     path: str
     run_id: str | None = None
     year: int | None = None
-    shape: str | None = None  # "rag24", "rag25" or "report"
+    shape: str | None = None  # "rag24", "rag25", "rag26" or "report"
     track: str | None = None  # the report track whose rules were checked
     topics: int = 0
     over_length: int = 0
@@ -63,6 +65,7 @@ class RunReport:
     mean_length: float = 0.0
     problems: list[Problem] = field(default_factory=list)
     fixed: str | None = None
+    fixes: int = 0  # safe fixes made in the fixed copy (2026 runs: narratives, citations)
     length_tolerance: int = 0
     length_within_tolerance: int = 0  # stated response_length off by 1..tolerance words
 
@@ -80,14 +83,15 @@ class RunReport:
         return data
 
 
-class _Checker(ReportChecks):
+class _Checker(ReportChecks, Rag26Checks):
     """Checks the lines of one file, collecting problems instead of raising."""
 
     def __init__(self, path: Path, topics: set[str] | None, ref_limit: int | None,
                  length_tolerance: int = 0, track: str = "auto",
-                 limits: dict[str, Limit] | None = None, length_limit: int | None = None
-                 ) -> None:
+                 limits: dict[str, Limit] | None = None, length_limit: int | None = None,
+                 narratives: dict[str, str] | None = None) -> None:
         self.path, self.topics, self.ref_limit = path, topics, ref_limit
+        self.narratives = narratives
         self.length_tolerance = length_tolerance
         self.track, self.limits, self.length_limit = track, limits or {}, length_limit
         self.report = RunReport(path=str(path), length_tolerance=length_tolerance)
@@ -119,7 +123,8 @@ class _Checker(ReportChecks):
             missing = [t for t in self.topics if t not in self.seen]
             if missing:
                 shown = ", ".join(sorted(missing)[:5]) + (" ..." if len(missing) > 5 else "")
-                self.add(None, "topic_id", f"{len(missing)} topics have no answer: {shown}")
+                self.add(None, "topic_id", f"{len(missing)} topics have no answer: {shown}"
+                         + self.rule_tag("one-object-per-narrative"))
         self.report.topics = len(self.seen)
         if self.lengths:
             self.report.mean_length = sum(self.lengths) / len(self.lengths)
@@ -128,12 +133,16 @@ class _Checker(ReportChecks):
     def check_line(self, obj: dict[str, Any], n: int) -> None:
         report = is_report(obj)
         year = 2025 if "metadata" in obj else 2024
-        shape = "report" if report else f"rag{year % 100}"
+        shape = "report" if report else rag26.NAME if rag26.is_rag26(obj) \
+            else f"rag{year % 100}"
+        if shape == "rag25" and self.report.shape == rag26.NAME:
+            shape = rag26.NAME  # a 2026 line that shows no ClimbMix id of its own
         if self.report.shape is None:
             self.report.shape = shape
             self.report.year = None if report else year
         elif shape != self.report.shape:
             self.add(n, "metadata", f"a {shape}-shape line in a {self.report.shape}-shape run")
+            shape = self.report.shape
         meta, prefix = (obj.get("metadata"), "metadata.") if "metadata" in obj else (obj, "")
         if not isinstance(meta, dict):
             self.add(n, "metadata", "must be an object with run_id and "
@@ -148,6 +157,8 @@ class _Checker(ReportChecks):
             self.add(n, "responses", missing_hint(obj, "responses", REPORT_SHAPE))
         elif report:
             self.check_report(obj, n, topic)
+        elif shape == rag26.NAME:
+            self.check_rag26(obj, n)
         else:
             self.check_rag(obj, n, year)
 
@@ -161,9 +172,11 @@ class _Checker(ReportChecks):
         if topic_id is not None:
             if topic_id in self.seen:
                 self.add(n, f"{prefix}topic_id", f"duplicate topic {topic_id!r} "
-                         f"(also on line {self.seen[topic_id]})")
+                         f"(also on line {self.seen[topic_id]})"
+                         + self.rule_tag("one-object-per-narrative"))
             elif self.topics is not None and topic_id not in self.topics:
-                self.add(n, f"{prefix}topic_id", f"unknown topic {topic_id!r}")
+                self.add(n, f"{prefix}topic_id", f"unknown topic {topic_id!r}"
+                         + self.rule_tag("narrative-id"))
             self.seen.setdefault(topic_id, n)
 
     def check_rag(self, obj: dict[str, Any], n: int, year: int) -> None:
@@ -212,7 +225,8 @@ class _Checker(ReportChecks):
         for k, ref in enumerate(refs):
             if not isinstance(ref, str) or not SEGMENT_ID.match(ref):
                 self.add(n, f"references[{k}]", f"{ref!r} is not an MS MARCO v2.1 segment id "
-                         "(msmarco_v2.1_doc_N_N#N_N)")
+                         f"(msmarco_v2.1_doc_N_N#N_N; the file was read as a TREC RAG {year} "
+                         f"run; {rag26.FORMAT} cites ClimbMix doc ids, e.g. shard_00459_61697)")
             elif ref in good:
                 self.add(n, f"references[{k}]", f"{ref} is listed twice", "warning")
             good.append(ref if isinstance(ref, str) else "")
@@ -267,16 +281,20 @@ def validate_run(
     path: str | Path, topics: set[str] | None = None, *, ref_limit: int | None = None,
     fix_dir: Path | None = None, length_tolerance: int = LENGTH_TOLERANCE, track: str = "auto",
     limits: dict[str, Limit] | None = None, length_limit: int | None = None,
+    narratives: dict[str, str] | None = None,
 ) -> RunReport:
     """Check one run file; with `fix_dir`, write a trimmed copy there when it has no errors.
     A stated response_length within `length_tolerance` words of the computed one is counted
     (`length_within_tolerance`), not warned about. A report run is also checked against its
     track's rules (`track`: a name, "none", or "auto": detected from the run), with each
-    topic's length limit from `limits` (report requests), else `length_limit`."""
+    topic's length limit from `limits` (report requests), else `length_limit`. A TREC RAG
+    2026 run is checked against its rules (formats/rag26.py) and `narratives` (by id); its
+    fixed copy makes the safe fixes, and is written when every error is one of them."""
     checker = _Checker(Path(path), topics, ref_limit, length_tolerance, track, limits,
-                       length_limit)
+                       length_limit, narratives)
     report = checker.check_file()
-    if fix_dir is not None and not report.errors and report.over_length:
+    if fix_dir is not None and report.errors == checker.fixable_errors \
+            and (report.over_length or report.fixes):
         out = fix_dir / Path(path).name
         write_jsonl_atomic(out, checker.fixed_records)
         report.fixed = str(out)
@@ -311,6 +329,9 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
             lines += [f"  {p}" for p in found[:examples]]
             if len(found) > examples:
                 lines.append(f"  ... and {len(found) - examples} more")
+        if report.shape == rag26.NAME:
+            lines.append(f"{report.path}: note: read as {rag26.FORMAT} (ClimbMix doc ids; "
+                         "README: TREC RAG 2026 runs)")
         if report.track:
             lines.append(f"{report.path}: note: checked against the {report.track} rules "
                          "(--track-rules; README: Track rules for report runs)")
