@@ -18,10 +18,12 @@ from scripted import SCRIPTS
 from shared_data import METHODS_MD, RAG26_DEV
 
 from nuggetizer.cli import cli
+from nuggetizer.cli.grading import track_grading
 from nuggetizer.flow.scales import SCALES, Grading, declared_scale
 from nuggetizer.formats.narratives import read_narratives, sub_narratives_from_nuggets
 from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
+from nuggetizer.track import load_track
 
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = RAG26_DEV / "rag25-topics-dev.tsv"
@@ -252,3 +254,60 @@ def test_qrels_agreement_on_0_4_qrels_is_binary_at_2(tmp_path: Path) -> None:
     assert "| precision (grade >= 2) |" in chosen.output
     wrong = CliRunner().invoke(cli, ["qrels-agreement", str(a), str(b), "--scale", "0-3"])
     assert wrong.exit_code == 2 and str(a) in wrong.output and "--scale is 0-3" in wrong.output
+
+
+PROMPTS: list[str] = []
+GRADES = {"p14-a": 2, "p14-b": 1, "p58-a": 1, "p58-b": 1, "p58-c": 0}
+
+
+def key_builder(prompt: str) -> str:
+    """Grades by passage (GRADES), one nugget, its label."""
+    PROMPTS.append(prompt)
+    if "##final score" in prompt:
+        grade = next(g for d, g in GRADES.items() if PASSAGES[d[1:3], d] in prompt)
+        return f"##final score: {grade}"
+    if "Updated Nugget List:" in prompt:
+        return '["athletes are paid differently across leagues"]'
+    return '["vital"]'
+
+
+SCRIPTS["umbrela04-keys"] = lambda request: key_builder(request.messages[-1][1])
+
+
+def test_a_graded_pool_on_0_4_builds_keys_from_grade_2(tmp_path: Path) -> None:
+    topics, run, corpus = small_pool(tmp_path)
+    out = tmp_path / "nuggets.jsonl"
+    PROMPTS.clear()
+    made = CliRunner().invoke(cli, [
+        "nuggetize", "--topics", str(topics), "--run", str(run), "--corpus", str(corpus),
+        "--grade-pool", "-o", str(out), "--scale", "0-4", "--sub-narratives-from",
+        str(NUGGETS), "--assessor", "scripted:umbrela04-keys", "--no-cache"])
+    assert made.exit_code == 0, made.output
+    (key,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert key["qid"] == "14" and key["provenance"]["config"]["min_grade"] == 2
+    (create,) = [p for p in PROMPTS if "Updated Nugget List:" in p]
+    assert PASSAGES["14", "p14-a"] in create and PASSAGES["14", "p14-b"] not in create
+    assert "1 of 2 topics have no passage graded >= 2" in made.output
+    assert declared_scale(tmp_path / "nuggets.llm.qrels") == "0-4"
+    lowered = CliRunner().invoke(cli, [
+        "nuggetize", "--topics", str(topics), "--run", str(run), "--corpus", str(corpus),
+        "--grade-pool", "-o", str(tmp_path / "one.jsonl"), "--scale", "0-4",
+        "--sub-narratives-from", str(NUGGETS), "--assessor", "scripted:umbrela04-keys",
+        "--no-cache", "--min-grade", "1"])
+    assert lowered.exit_code == 0, lowered.output
+    assert [json.loads(line)["qid"] for line in (tmp_path / "one.jsonl").read_text()
+            .splitlines()] == ["14", "58"]
+
+
+def test_a_track_relevance_table_on_0_4(tmp_path: Path) -> None:
+    topics, run, corpus = small_pool(tmp_path)
+    track = tmp_path / "track.toml"
+    track.write_text(f'name = "t"\ntopics = "{topics.name}"\ncorpus = "{corpus.name}"\n'
+                     f'runs = ["{run.name}"]\n[relevance]\nscale = "0-4"\n'
+                     f'sub_narratives_from = "{NUGGETS}"\n')
+    loaded = load_track(str(track))
+    assert loaded.settings()["min_grade"] == 2
+    grading = track_grading(loaded)
+    assert grading.scale.name == "0-4" and grading.sub_narratives is not None
+    track.write_text(track.read_text() + "[nuggets]\nmin_grade = 3\n")
+    assert load_track(str(track)).settings()["min_grade"] == 3

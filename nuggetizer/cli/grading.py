@@ -9,8 +9,16 @@ from typing import Any
 
 import click
 
-from nuggetizer.flow.scales import DEFAULT_SCALE, SCALES, Grading, common_scale, get_scale
+from nuggetizer.flow.scales import (
+    DEFAULT_GRADING,
+    DEFAULT_SCALE,
+    SCALES,
+    Grading,
+    common_scale,
+    get_scale,
+)
 from nuggetizer.formats.narratives import sub_narrative_source
+from nuggetizer.track import Track
 
 FILE_IN = click.Path(dir_okay=False, path_type=Path)
 
@@ -62,3 +70,11 @@ def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence
                                     for s in settings):
         return min_grade
     return None if grading.scale.name == DEFAULT_SCALE else grading.scale.relevant
+
+
+def track_grading(track: Track) -> Grading:
+    """The grading of a track's [relevance] table."""
+    graded = track.relevance
+    if graded is None:
+        return DEFAULT_GRADING
+    return make_grading(graded.scale, graded.narratives, graded.sub_narratives_from)
