@@ -311,3 +311,15 @@ def test_a_track_relevance_table_on_0_4(tmp_path: Path) -> None:
     assert grading.scale.name == "0-4" and grading.sub_narratives is not None
     track.write_text(track.read_text() + "[nuggets]\nmin_grade = 3\n")
     assert load_track(str(track)).settings()["min_grade"] == 3
+
+
+def test_the_development_qrels_with_scale_0_4_are_relevant_from_2(tmp_path: Path) -> None:
+    """The three 2026 development qrels (no sidecar: scale unknown) with --scale 0-4: the same
+    report as --relevant 2 (whose binary kappa and alpha test_judges_agreement.py checks
+    against scikit-learn and krippendorff)."""
+    three = [str(p) for p in sorted((RAG26_DEV / "qrels").glob("*.qrels"))]
+    assert len(three) == 3 and not any(declared_scale(Path(p)) for p in three)
+    by_scale = CliRunner().invoke(cli, ["qrels-agreement", *three, "--scale", "0-4"])
+    by_grade = CliRunner().invoke(cli, ["qrels-agreement", *three, "--relevant", "2"])
+    assert by_scale.exit_code == 0 and by_scale.output == by_grade.output
+    assert "F1 >= 2" in by_scale.output
