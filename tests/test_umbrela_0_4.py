@@ -323,3 +323,18 @@ def test_the_development_qrels_with_scale_0_4_are_relevant_from_2(tmp_path: Path
     by_grade = CliRunner().invoke(cli, ["qrels-agreement", *three, "--relevant", "2"])
     assert by_scale.exit_code == 0 and by_scale.output == by_grade.output
     assert "F1 >= 2" in by_scale.output
+
+
+def test_keys_from_qrels_declared_0_4_are_built_from_grade_2(tmp_path: Path) -> None:
+    topics, _, corpus = small_pool(tmp_path)
+    rows = "".join(f"{q} 0 {d} {GRADES[d]}\n" for q, d in PASSAGES)
+    declared = graded(tmp_path, "llm04.qrels", "0-4", rows)
+    plain = tmp_path / "plain.qrels"
+    plain.write_text(rows)
+    for qrels, expected in ((declared, ["14"]), (plain, ["14", "58"])):
+        out = tmp_path / f"{qrels.stem}.jsonl"
+        made = CliRunner().invoke(cli, [
+            "nuggetize", "--topics", str(topics), "--qrels", str(qrels), "--corpus",
+            str(corpus), "-o", str(out), "--assessor", "scripted:umbrela04-keys", "--no-cache"])
+        assert made.exit_code == 0, made.output
+        assert [json.loads(line)["qid"] for line in out.read_text().splitlines()] == expected

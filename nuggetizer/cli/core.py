@@ -33,7 +33,13 @@ from nuggetizer.cli.dry import (
     dry_step,
     echo_report,
 )
-from nuggetizer.cli.grading import check_fill, make_grading, relevant_default, scale_options
+from nuggetizer.cli.grading import (
+    check_fill,
+    make_grading,
+    qrels_grading,
+    relevant_default,
+    scale_options,
+)
 from nuggetizer.cli.steps import (
     check_key,
     configured,
@@ -116,7 +122,8 @@ def nuggetize_command(
     grading = make_grading(scale, narratives, sub_narratives_from)
     if not grade_pool and (grading.scale.name != DEFAULT_SCALE or grading.source):
         raise ConfigError("--scale, --narratives and --sub-narratives-from go with --grade-pool")
-    min_grade = relevant_default(grading, min_grade, settings)
+    min_grade = relevant_default(grading if grade_pool else qrels_grading(qrels), min_grade,
+                                 settings)  # 2 for qrels graded (or declared) 0-4
     if "min_grade" in setting_names(method):  # else only the threshold of the passages read
         flags["min_grade"] = min_grade
     chosen = configured(method, settings, **flags)

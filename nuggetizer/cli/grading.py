@@ -78,3 +78,9 @@ def track_grading(track: Track) -> Grading:
     if graded is None:
         return DEFAULT_GRADING
     return make_grading(graded.scale, graded.narratives, graded.sub_narratives_from)
+
+
+def qrels_grading(qrels: Path | None) -> Grading:
+    """The grading that qrels read for keys declare in their provenance (0-3 when unknown)."""
+    declared = common_scale([qrels]) if qrels is not None else None
+    return Grading(SCALES[declared]) if declared in SCALES else DEFAULT_GRADING
