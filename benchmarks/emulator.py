@@ -119,7 +119,7 @@ def first_user(messages: list[dict[str, Any]]) -> str:
 
 def classify(prompt: str) -> tuple[str, int]:
     """(kind, n): the nuggetizer prompt this is and its label count (or max nuggets);
-    ("grade", 0) for UMBRELA's relevance prompt."""
+    ("grade", 0) for UMBRELA's relevance prompts (0-3, and 0-4 on sub-narratives)."""
     if "##final score" in prompt:
         return "grade", 0
     for kind, pattern in (("assign", ASSIGN), ("importance", IMPORTANCE), ("create", CREATE)):
@@ -149,8 +149,9 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
             h.update(str(i).encode())
             labels.append(menu[int(int.from_bytes(h.digest(), "big") / 2**64 * len(menu))])
         return labels
-    if kind == "grade":  # UMBRELA's answer format, a grade 0-3 hashed from seed and prompt
-        return [f"##final score: {int(unit(settings.seed, 'grade', prompt) * 4)}"]
+    if kind == "grade":  # UMBRELA's answer format, a grade 0-3 (0-4) hashed from seed and prompt
+        top = 4 if "integer scale of 0 to 4" in prompt else 3
+        return [f"##final score: {int(unit(settings.seed, 'grade', prompt) * (top + 1))}"]
     if kind == "create":
         match = INITIAL.search(prompt)
         try:  # JSON, or a Python list as castorini's rendering writes it

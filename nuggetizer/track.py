@@ -4,7 +4,9 @@ key), runs and method settings (a table named after the method, e.g. `[nuggets]`
 A `[relevance]` table builds the keys without qrels: `evaluate` first grades the passages the
 runs list (UMBRELA, flow/relevance.py) into `OUT/relevance.qrels`, then builds the keys from
 those graded >= the method's `min_grade`; a `qrels` file, if also given, is kept and only its
-holes are graded.
+holes are graded. `scale = "0-4"` grades on UMBRELA's sub-narrative scale (TREC RAG 2026) with
+the sub-narratives of `narratives` or `sub_narratives_from` (a nuggets file); the keys are then
+built from the passages graded >= 2 unless the method's table sets `min_grade`.
 
 `methods = ["nuggets", "support"]` (instead of `method`) evaluates the same runs with several
 methods, each with its own table: `evaluate` writes each method's key, judgments and tables
@@ -16,6 +18,7 @@ ensemble, `samples = N` asks each assessor N times, `aggregate` chooses how the 
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -25,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.errors import ConfigError
-from nuggetizer.methods.registry import make_method, method_names
+from nuggetizer.flow.scales import DEFAULT_SCALE, SCALES
+from nuggetizer.methods.registry import make_method, method_class, method_names
 
 
 class Relevance(BaseModel):
@@ -36,6 +40,9 @@ class Relevance(BaseModel):
     depth: int = Field(20, ge=1)  # passages pooled per topic of each retrieval run
     reasks: int = Field(DEFAULT_REASKS, ge=0)
     allow_missing: bool = False  # pooled passages missing from the corpus stay unjudged
+    scale: Literal["0-3", "0-4"] = "0-3"  # UMBRELA's scale (flow/scales.py)
+    narratives: Path | None = None  # 0-4: narratives with their sub_narratives
+    sub_narratives_from: Path | None = None  # 0-4: nuggets with mapped_sub_narrative
 
 
 class TrackPrices(BaseModel):
@@ -189,4 +196,22 @@ def load_track(name_or_file: str) -> Track:
     track.docs_runs = [(base / r).resolve() for r in track.docs_runs]
     track.runs = [(base / r).resolve() for r in track.runs]
     track.retrieval_runs = [(base / r).resolve() for r in track.retrieval_runs]
+    if track.relevance is not None:
+        _scale_relevance(track, track.relevance, base)
     return track
+
+
+def _scale_relevance(track: Track, graded: Relevance, base: Path) -> None:
+    """[relevance]'s files resolved; on a scale whose relevant grade is not today's default
+    (0-4: 2), the keys are built from that grade unless a method's table sets min_grade."""
+    for name in ("narratives", "sub_narratives_from"):
+        value = getattr(graded, name)
+        setattr(graded, name, (base / value).resolve() if value is not None else None)
+    scale = SCALES[graded.scale]
+    if scale.name == DEFAULT_SCALE:
+        return
+    for name, table in track.method_tables.items():
+        settings = {f.name for f in dataclasses.fields(method_class(name).config_type)}
+        if "min_grade" in settings and "min_grade" not in table:
+            table["min_grade"] = scale.relevant
+    track.method_settings = track.method_tables[track.method]

@@ -9,6 +9,7 @@ import pytest
 
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.relevance import PROMPT as RELEVANCE_PROMPT
+from nuggetizer.flow.scales import SCALES
 from nuggetizer.methods.registry import method_class, method_names
 from nuggetizer.templates import _ENV, available_prompts, load_prompt
 
@@ -26,6 +27,8 @@ VARIABLES: dict[str, dict[str, object]] = {
     "udcg_no_response": {"passage": "THE PASSAGE", "question": "THE QUESTION"},
     "udcg_relevance": {"question": "THE QUESTION", "passage": "P", "answers": ["A"]},
     "umbrela_grade": {"query": "THE QUERY", "passage": "THE PASSAGE"},
+    "umbrela_subnarrative": {"narrative": "THE NARRATIVE", "sub_narratives": '["A", "B"]',
+                             "passage": "THE PASSAGE"},
     "support_judge": {"sentence": "THE SENTENCE", "passage": "THE PASSAGE"},
 }
 # A sentence of each published prompt that the default template must keep.
@@ -51,7 +54,7 @@ def test_every_shipped_template_is_covered() -> None:
                if p.name.endswith(".jinja")}
     assert {n.split(".")[0] for n in shipped} == set(VARIABLES) == set(available_prompts())
     used = {p for name in method_names() for p in method_class(name).prompts}
-    assert used | {RELEVANCE_PROMPT} == set(VARIABLES)
+    assert used | {RELEVANCE_PROMPT, SCALES["0-4"].prompt} == set(VARIABLES)  # both scales
 
 
 @pytest.mark.parametrize("name", sorted(VARIABLES))

@@ -33,6 +33,13 @@ from nuggetizer.cli.dry import (
     dry_step,
     echo_report,
 )
+from nuggetizer.cli.grading import (
+    check_fill,
+    make_grading,
+    qrels_grading,
+    relevant_default,
+    scale_options,
+)
 from nuggetizer.cli.steps import (
     check_key,
     configured,
@@ -51,6 +58,7 @@ from nuggetizer.cli.steps import (
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
 from nuggetizer.flow.relevance import grade_pool
+from nuggetizer.flow.scales import DEFAULT_SCALE
 from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
 from nuggetizer.formats.topics import read_topics
@@ -84,8 +92,10 @@ RENDER = click.option(
               help="--grade-pool: where the graded qrels go [default: OUTPUT.llm.qrels]")
 @click.option("--reasks", type=int, default=DEFAULT_REASKS, show_default=True,
               help="--grade-pool: re-asks of an answer without a readable grade")
+@scale_options
 @method_options
-@click.option("--min-grade", type=int, default=None, help="judged segments used [default: 1]")
+@click.option("--min-grade", type=int, default=None,
+              help="judged segments used [default: 1; --grade-pool --scale 0-4: 2]")
 @click.option("--window", type=int, default=None, help="segments per call [default: 10]")
 @click.option("--max-nuggets", type=int, default=None, help="nuggets kept while creating [30]")
 @click.option("--keep", type=int, default=None, help="nuggets kept after sorting [20; 0: all]")
@@ -101,13 +111,19 @@ def nuggetize_command(
     docs_runs: tuple[Path, ...], depth: int | None, method: str, settings: tuple[str, ...],
     grade_pool: bool, run_paths: tuple[Path, ...], cited_only: bool,
     graded_qrels: Path | None, reasks: int, only_topics: tuple[str, ...],
-    only_topics_file: Path | None, render: str | None, **options: Any,
+    only_topics_file: Path | None, render: str | None, scale: str, narratives: Path | None,
+    sub_narratives_from: Path | None, **options: Any,
 ) -> None:
     """Build an answer key for each topic (nuggets from its judged segments by default; with
     --grade-pool, from the runs' passages graded by the LLM first)."""
     flags = {"window": window, "max_nuggets": max_nuggets, "keep": keep,
              "label": False if no_labels else None, "render": render}
     only = chosen_topics(only_topics, only_topics_file)
+    grading = make_grading(scale, narratives, sub_narratives_from)
+    if not grade_pool and (grading.scale.name != DEFAULT_SCALE or grading.source):
+        raise ConfigError("--scale, --narratives and --sub-narratives-from go with --grade-pool")
+    min_grade = relevant_default(grading if grade_pool else qrels_grading(qrels), min_grade,
+                                 settings)  # 2 for qrels graded (or declared) 0-4
     if "min_grade" in setting_names(method):  # else only the threshold of the passages read
         flags["min_grade"] = min_grade
     chosen = configured(method, settings, **flags)
@@ -125,12 +141,12 @@ def nuggetize_command(
             dry_grade_then_build(chosen, dry_assessor(assessor, options), assessor.prices,
                                  topics=topics, run_paths=run_paths, cited_only=cited_only,
                                  corpus=corpus, fill=qrels, reasks=reasks, min_grade=min_grade,
-                                 only=only)
+                                 only=only, grading=grading)
             return
         _, built = run_with(assessor, grade_then_build(
             chosen, assessor, topics=topics, run_paths=run_paths, cited_only=cited_only,
             corpus=corpus, fill=qrels, graded_qrels=qrels_out, key=output, reasks=reasks,
-            min_grade=min_grade, only=only))
+            min_grade=min_grade, only=only, grading=grading))
         click.echo(built.line(assessor.stats) + f"; graded qrels in {qrels_out} (judgments "
                    f"in {judgments}), keys in {output}", err=True)
         embedded_note(assessor)
@@ -275,6 +291,7 @@ def score_command(
               help="every judgment, with the model's answer [default: OUTPUT.judgments.jsonl]")
 @click.option("--reasks", type=int, default=DEFAULT_REASKS, show_default=True,
               help="re-asks of an answer without a readable grade")
+@scale_options
 @topic_options
 @dry_run_options
 @batch_options
@@ -282,10 +299,14 @@ def score_command(
 def relevance_command(
     topics: Path, run_paths: tuple[Path, ...], cited_only: bool,
     retrieval_runs: tuple[Path, ...], depth: int, corpus: Path | None, fill: Path | None,
-    allow_missing: bool, output: Path, judgments: Path | None, reasks: int,
+    allow_missing: bool, output: Path, judgments: Path | None, reasks: int, scale: str,
+    narratives: Path | None, sub_narratives_from: Path | None,
     only_topics: tuple[str, ...], only_topics_file: Path | None, **options: Any,
 ) -> None:
-    """Grade the pooled (topic, passage) pairs 0-3 with UMBRELA's prompt; write TREC qrels."""
+    """Grade the pooled (topic, passage) pairs with UMBRELA's prompt, 0-3 (or 0-4 with the
+    narrative's sub-narratives, --scale 0-4); write TREC qrels declaring their scale."""
+    grading = make_grading(scale, narratives, sub_narratives_from)
+    check_fill(fill, grading, output)
     if not run_paths and not retrieval_runs:
         raise ConfigError("nothing to pool: give --run (answers) and/or --retrieval-run")
     if depth < 1:
@@ -297,7 +318,8 @@ def relevance_command(
         dry_grade_then_build(None, dry_assessor(assessor, options), assessor.prices,
                              topics=topics, run_paths=run_paths, retrieval_runs=retrieval_runs,
                              depth=depth, cited_only=cited_only, corpus=corpus, fill=fill,
-                             reasks=reasks, allow_missing=allow_missing, only=only)
+                             reasks=reasks, allow_missing=allow_missing, only=only,
+                             grading=grading)
         return
     topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
@@ -305,7 +327,7 @@ def relevance_command(
     def work(chosen: Any, tmp: Path | None) -> Any:
         where = (tmp / output.name, tmp / "judgments.jsonl") if tmp else (output, judgments)
         return grade_pool(topic_map, pool, corpus, chosen, where[0], where[1], kept, reasks,
-                          allow_missing)
+                          allow_missing, grading)
 
     graded = run_with(assessor, batched(batcher, assessor, "relevance", work))
     report_graded(graded, output, [topics, *run_paths, *retrieval_runs, *([fill] if fill else [])])

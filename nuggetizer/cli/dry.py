@@ -20,6 +20,7 @@ from nuggetizer.flow.dryrun import (
     report_lines,
 )
 from nuggetizer.flow.relevance import grade_pool
+from nuggetizer.flow.scales import DEFAULT_GRADING, Grading
 from nuggetizer.flow.steps import build_keys
 from nuggetizer.formats.qrels import qrels_text
 from nuggetizer.formats.topics import read_topics
@@ -55,7 +56,7 @@ def echo_report(step: str, ledger: Ledger, dry: DryAssessor, prices: Prices,
 GRADE_NOTE = "one call per pooled (topic, passage) pair not judged in --fill: exact"
 KEYS_EXACT = "keys from the grades the cache holds: " + NUGGETIZE_NOTE
 KEYS_BOUND = ("keys depend on grades not made yet: counted as if every pooled passage were "
-              "graded 3 (an upper bound on the passages read); " + NUGGETIZE_NOTE)
+              "graded {top} (an upper bound on the passages read); " + NUGGETIZE_NOTE)
 
 
 def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topics: Path,
@@ -63,27 +64,30 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
                          depth: int = 20, cited_only: bool = False, corpus: Path | None,
                          fill: Path | None, reasks: int, allow_missing: bool = False,
                          min_grade: int | None = None, only: set[str] | None = None,
-                         track: str | None = None) -> Ledger:
+                         track: str | None = None, grading: Grading = DEFAULT_GRADING
+                         ) -> Ledger:
     """`--dry-run` of the relevance step and, with a `method`, of the keys built from its
     grades (`--grade-pool`, a track's [relevance]): the grading is counted exactly; the keys
     exactly when the cache holds every grade, else as an upper bound (every pooled passage
-    graded 3). Both in one throw-away folder; what they counted, summed."""
+    graded the scale's top grade). Both in one throw-away folder; what they counted, summed."""
     topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
     with tempfile.TemporaryDirectory(prefix="nuggetizer-dry-") as tmp:
         graded_path = Path(tmp) / "graded.qrels"
-        grading, graded = count(dry, grade_pool(topic_map, pool, corpus, dry, graded_path, None,
-                                                kept, reasks, allow_missing))
+        grading_ledger, graded = count(dry, grade_pool(topic_map, pool, corpus, dry, graded_path,
+                                                       None, kept, reasks, allow_missing,
+                                                       grading))
         echo_report(f"relevance ({pool.size} pooled pairs of {len(pool.docids)} topics)",
-                    grading, dry, prices, GRADE_NOTE)
+                    grading_ledger, dry, prices, GRADE_NOTE)
         if method is None:
-            return grading
+            return grading_ledger
         rows = list(graded.assessed.rows)  # the grades the cache held, and --fill's
         judged = {(q.qid, q.docid) for q in rows}
-        rows += [Qrel(qid=qid, docid=d, grade=3) for qid, ds in pool.docids.items()
+        top = grading.scale.grades[-1]
+        rows += [Qrel(qid=qid, docid=d, grade=top) for qid, ds in pool.docids.items()
                  for d in ds if (qid, d) not in judged]
         if not rows:
-            return grading
+            return grading_ledger
         graded_path.write_text(qrels_text(rows), encoding="utf-8")
         inputs, skipped = key_inputs_for(method, topics=topics, qrels=graded_path,
                                          corpus=corpus, min_grade=min_grade)
@@ -93,5 +97,6 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
                                         skipped))
     keys.estimated_calls += importance_estimate(method, len(inputs))
     echo_report(f"nuggetize --method {method.name} ({len(inputs)} topics)", keys, dry, prices,
-                KEYS_EXACT if grading.calls == 0 else KEYS_BOUND)
-    return grading.plus(keys)
+                KEYS_EXACT if grading_ledger.calls == 0 else
+                KEYS_BOUND.format(top=grading.scale.grades[-1]))
+    return grading_ledger.plus(keys)

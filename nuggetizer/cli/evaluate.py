@@ -29,6 +29,7 @@ from nuggetizer.cli.dry import (
     dry_step,
     echo_report,
 )
+from nuggetizer.cli.grading import track_grading
 from nuggetizer.cli.steps import (
     grade_then_build,
     key_inputs_for,
@@ -178,7 +179,8 @@ async def _evaluate_steps(config: Track, plan: _Plan, assessor: Any, out: Path,
             cited_only=graded.cited_only, corpus=config.corpus, fill=config.qrels,
             graded_qrels=out / "relevance.qrels", key=key, reasks=graded.reasks,
             allow_missing=graded.allow_missing, track=config.name, need_keys=True,
-            lower=f"min_grade = 0 in the track's [{method.name}] table", only=only)
+            lower=f"min_grade = 0 in the track's [{method.name}] table", only=only,
+            grading=track_grading(config))
         click.echo(made.line(), err=True)
     elif key is not None and config.key is None:
         made = await batched(
@@ -208,7 +210,7 @@ def dry_evaluate(config: Track, method: Any, dry: Any, inputs: list[KeyInput], s
             retrieval_runs=config.retrieval_runs, depth=graded.depth,
             cited_only=graded.cited_only, corpus=config.corpus, fill=config.qrels,
             reasks=graded.reasks, allow_missing=graded.allow_missing, only=only,
-            track=config.name)
+            track=config.name, grading=track_grading(config))
     elif key is not None and config.key is None:
         built = dry_step(dry, lambda tmp: build_keys(method, inputs, dry, tmp / key.name,
                                                      config.name, skipped))

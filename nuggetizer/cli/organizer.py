@@ -11,6 +11,7 @@ from nuggetizer.cli.common import ANY, FILE, LENGTH_LIMIT, LENIENT, TRACK_RULES,
 from nuggetizer.cli.core import check_key, configured, make_targets
 from nuggetizer.errors import InputError
 from nuggetizer.flow.provenance import provenance, write_sidecar
+from nuggetizer.flow.scales import SCALES, common_scale
 from nuggetizer.flow.scoring import judgment_files, read_judged
 from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
 from nuggetizer.formats.rag26 import narratives
@@ -342,15 +343,20 @@ def irds_export_command(dataset_id: str, output: Path, min_grade: int) -> None:
                    "induce (repeatable; at least two)")
 @click.option("--measure", default="nDCG@10", show_default=True,
               help="ir_measures measure the runs are ordered by")
-@click.option("--relevant", type=int, default=1, show_default=True,
+@click.option("--relevant", type=int, default=None,
               help="grade from which a passage is relevant (precision, recall, F1; with more "
-                   "than two qrels, also a binary alpha; 2 on the 0-4 scale of 2026)")
+                   "than two qrels, also a binary alpha) [default: the scale's: 2 on 0-4, "
+                   "else 1]")
+@click.option("--scale", type=click.Choice(list(SCALES)), default=None,
+              help="the qrels' scale where their provenance declares none [default: the "
+                   "declared one; qrels of two scales are an error]")
 @click.option("-o", "--output", type=FILE, default=None, help="TSV: measure, value")
 @click.option("--markdown", type=FILE, default=None, help="markdown report")
 @click.option("--json", "as_json", type=FILE, default=None, help="JSON report")
 def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path, ...],
-                            measure: str, relevant: int, output: Path | None,
-                            markdown: Path | None, as_json: Path | None) -> None:
+                            measure: str, relevant: int | None, scale: str | None,
+                            output: Path | None, markdown: Path | None, as_json: Path | None
+                            ) -> None:
     """Agreement of two qrels A B (A the reference): Cohen's kappa, Krippendorff's alpha,
     P/R/F1, the confusion matrix; with retrieval runs, Kendall's tau between the rankings.
     Of more qrels (A B C ...): every pair so, and Krippendorff's alpha over all of them."""
@@ -362,6 +368,9 @@ def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path,
 
     if len(qrels) < 2:
         raise click.UsageError("give at least two qrels files")
+    declared = common_scale(qrels, scale)
+    if relevant is None:
+        relevant = SCALES[declared].relevant if declared in SCALES else 1
     runs = list(read_trec_runs(retrieval_runs).values())
     if len(qrels) == 2:
         pair = compare_qrels(qrels[0], qrels[1], runs, measure, relevant)

@@ -17,6 +17,7 @@ from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.cli.common import (
     parse_pairs,
 )
+from nuggetizer.cli.grading import check_fill, grading_inputs
 from nuggetizer.errors import ConfigError, NothingJudgedError
 from nuggetizer.flow.inputs import (
     answer_targets,
@@ -28,6 +29,7 @@ from nuggetizer.flow.inputs import (
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import write_sidecar
 from nuggetizer.flow.relevance import build_pool, grade_pool, graded_lines, judgments_path_for
+from nuggetizer.flow.scales import DEFAULT_GRADING, Grading
 from nuggetizer.flow.scoring import ScoreTable, judgment_files, read_judged, score_judged
 from nuggetizer.flow.steps import build_keys
 from nuggetizer.flow.tables import format_leaderboard, write_tables
@@ -148,8 +150,10 @@ def read_pool(topic_map: dict[str, Any], run_paths: Sequence[Path],
 
 
 def report_graded(graded: Any, qrels: Path, inputs: Sequence[Path]) -> None:
-    """Record beside graded qrels what they were made from, and say what was left unjudged."""
-    write_sidecar(qrels, [*inputs, graded.judgments])
+    """Record beside graded qrels what they were made from and their scale, and say what was
+    left unjudged."""
+    write_sidecar(qrels, [*inputs, *grading_inputs(graded.grading), graded.judgments],
+                  declared=graded.grading.declared())
     for line in graded_lines(graded):
         click.echo(line, err=True)
 
@@ -160,7 +164,7 @@ async def grade_then_build(
     corpus: Path | None, fill: Path | None, graded_qrels: Path, key: Path,
     reasks: int = DEFAULT_REASKS, allow_missing: bool = False, min_grade: int | None = None,
     track: str | None = None, lower: str = "--min-grade 0, or --set min_grade=0",
-    need_keys: bool = False, only: set[str] | None = None,
+    need_keys: bool = False, only: set[str] | None = None, grading: Grading = DEFAULT_GRADING,
 ) -> tuple[Summary, Summary]:
     """Answer keys without qrels: pool the passages the runs list (or cite), grade them with
     the relevance step into `graded_qrels` (with its judgments and provenance), then build the
@@ -174,10 +178,11 @@ async def grade_then_build(
         raise ConfigError("--grade-pool needs runs to pool: give --run")
     if corpus is None:
         raise ConfigError("--grade-pool needs --corpus for the texts of the pooled passages")
+    check_fill(fill, grading, graded_qrels)
     topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
     pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
     graded = await grade_pool(topic_map, pool, corpus, assessor, graded_qrels, None, kept,
-                              reasks, allow_missing)
+                              reasks, allow_missing, grading)
     report_graded(graded, graded_qrels, [topics, *run_paths, *retrieval_runs,
                                          *([fill] if fill else [])])
     click.echo(graded.assessed.summary.line() + f"; qrels in {graded_qrels}", err=True)

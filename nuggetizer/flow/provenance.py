@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from nuggetizer import __version__
 from nuggetizer.formats.writing import write_text_atomic
@@ -114,12 +115,13 @@ def usage_steps(record: dict) -> dict[str, dict]:
     return steps
 
 
-def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] | None = None
-                  ) -> None:
+def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] | None = None,
+                  declared: Mapping[str, Any] | None = None) -> None:
     """Record beside an output (a TSV, graded qrels) which inputs (with hashes and provenance)
     it was made from, the token usage of the steps that made it and them (`usage`, one entry
     per step) and what its scores leave out (`left_out`: e.g. {"answers with nothing
-    judged": 2}), if anything."""
+    judged": 2}), if anything; `declared`: what the output declares of itself (graded qrels:
+    their `scale`)."""
     entries = []
     usage: dict[str, dict] = {}
     own = output.with_name(output.name + ".usage.json")  # the step that made the output
@@ -130,7 +132,7 @@ def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] 
         entries.append(dict(_input_entry(str(path), stat.st_mtime_ns, stat.st_size)))
         for step, counters in usage_steps(usage_of_input(path) or {}).items():
             usage.setdefault(step, counters)
-    block = {"inputs": entries, **provenance(None, ())}
+    block = {"inputs": entries, **(declared or {}), **provenance(None, ())}
     if usage:
         block["usage"] = usage
     if left_out:

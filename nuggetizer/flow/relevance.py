@@ -1,20 +1,21 @@
-"""Relevance assessment with an LLM (UMBRELA): grade (query, passage) pairs 0-3, write qrels.
+"""Relevance assessment with an LLM (UMBRELA): grade (query, passage) pairs 0-3, or (narrative
+with its sub-narratives, passage) pairs 0-4 (`--scale 0-4`, flow/scales.py), write qrels.
 
 The pool of a topic is the passages its answer runs list in `references` (or only those their
 sentences cite) and the first `depth` of each retrieval run, de-duplicated in that order. Pairs
 already judged in a `fill` qrels file are kept as they are ("fill the holes"); every other pair
 is one unit of the journalled flow (flow/steps.py: cached, concurrent, resumable), graded with
-the published prompt (prompts/umbrela_grade.user.jinja). A grade that cannot be read stays
+the published prompt of the scale (prompts/umbrela_grade.user.jinja,
+prompts/umbrela_subnarrative.user.jinja). A grade that cannot be read stays
 unjudged, with the model's answer and the reason kept in the judgments file: it is never
 written as grade 0.
 
-Judgment record, one per graded pair: `{"qid", "docid", "grade": 0-3 or null, "attempts",
+Judgment record, one per graded pair: `{"qid", "docid", "grade": 0-3 (0-4) or null, "attempts",
 "raw", "reasoning"? (a reasoning model's thinking), "error"?, "provenance"}`.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
-from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.provenance import provenance
 from nuggetizer.flow.resume import ResumableOutput
+from nuggetizer.flow.scales import DEFAULT_GRADING, DEFAULT_SCALE, SCALES, Grading
 from nuggetizer.flow.steps import run_journalled
 from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.flow.votes import list_disagreements
@@ -35,38 +36,16 @@ from nuggetizer.formats.qrels import qrels_text
 from nuggetizer.formats.trec_run import TrecRun
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.methods.base import Outcome
-from nuggetizer.parsing import ParseFailure
-from nuggetizer.templates import load_prompt
 from nuggetizer.types import Answer, Qrel, Segment, Topic
 
-PROMPT = "umbrela_grade"
-GRADES = (0, 1, 2, 3)
+PROMPT = SCALES[DEFAULT_SCALE].prompt
+GRADES = SCALES[DEFAULT_SCALE].grades
 # The published answer format as the only choice: a schema-constrained model (the embedded one)
 # writes exactly `##final score: N`; an unconstrained one is read by `parse_grade`.
-GRADE_SCHEMA = {
-    "type": "object",
-    "properties": {"answer": {"type": "string",
-                              "enum": [f"##final score: {g}" for g in GRADES]}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
+GRADE_SCHEMA = SCALES[DEFAULT_SCALE].schema
 MAX_TOKENS = 100
 MISSING = "passage not in the corpus"
-_FINAL = re.compile(r"final[\s_-]*score\W{0,3}?\s*[:=]\s*\**\s*([+-]?\d+(?:\.\d+)?)",
-                    re.IGNORECASE)
-
-
-def parse_grade(text: str) -> int:
-    """The grade after the last "##final score:" (any case, with or without the hashes and
-    spaces, in JSON or followed by other text); ParseFailure unless it is an integer 0-3."""
-    found = _FINAL.findall(text or "")
-    if not found:
-        raise ParseFailure('no "##final score: N" found; end with ##final score: and one of '
-                           "0, 1, 2 or 3")
-    value = found[-1].lstrip("+")
-    if value not in {str(g) for g in GRADES}:
-        raise ParseFailure(f"the final score must be an integer from 0 to 3, not {value}")
-    return int(value)
+parse_grade = SCALES[DEFAULT_SCALE].parse  # the 0-3 scale's parser
 
 
 @dataclass(frozen=True)
@@ -130,14 +109,18 @@ def build_pool(
     return Pool(pool, {qid: len(set(found)) for qid, found in outside.items() if found})
 
 
-def relevance_stamp(assessor: Assessor, reasks: int) -> dict:
-    """The provenance of every judgment (what decides a grade: assessor, prompt, re-asks)."""
-    return provenance(assessor.provenance(), (PROMPT,),
-                      config={"step": "relevance", "reasks": reasks})
+def relevance_stamp(assessor: Assessor, reasks: int, grading: Grading = DEFAULT_GRADING) -> dict:
+    """The provenance of every judgment (what decides a grade: assessor, prompt, scale,
+    re-asks, where the sub-narratives came from)."""
+    config: dict[str, Any] = {"step": "relevance", "reasks": reasks,
+                              "scale": grading.scale.name}
+    if grading.source is not None:
+        config["sub_narratives"] = dict(grading.source)
+    return provenance(assessor.provenance(), (grading.scale.prompt,), config=config)
 
 
 async def grade_pair(assessor: Assessor, query: str, passage: Segment | None, pair: Pair,
-                     reasks: int) -> Outcome:
+                     reasks: int, grading: Grading = DEFAULT_GRADING) -> Outcome:
     """One judgment: the published prompt with the passage on one line, parsed for its grade;
     unjudged (grade null, reason kept) when it never parses, the server refused it, or the
     passage has no text."""
@@ -145,9 +128,9 @@ async def grade_pair(assessor: Assessor, query: str, passage: Segment | None, pa
     if passage is None:
         record.update(grade=None, attempts=0, raw="", error=MISSING)
         return Outcome(record, 1)
-    parsed = await assessor.ask(
-        load_prompt(PROMPT).render(query=inline(query), passage=inline(passage.text)),
-        parse_grade, schema=GRADE_SCHEMA, max_tokens=MAX_TOKENS, reasks=reasks)
+    scale = grading.scale
+    parsed = await assessor.ask(grading.messages(pair.qid, query, passage.text), scale.parse,
+                                schema=scale.schema, max_tokens=MAX_TOKENS, reasks=reasks)
     record.update(grade=parsed.value, attempts=parsed.attempts, **parsed.kept())
     if parsed.value is None:
         record["error"] = parsed.error
@@ -173,6 +156,7 @@ class Assessed:
 async def assess_relevance(
     topics: Mapping[str, Topic], pool: Pool, texts: Mapping[str, Segment], assessor: Assessor,
     out: Path, judgments_path: Path, fill: Sequence[Qrel] = (), reasks: int = DEFAULT_REASKS,
+    grading: Grading = DEFAULT_GRADING,
 ) -> Assessed:
     """Grade every pooled pair not in `fill`, one journalled unit each; write the qrels `out`
     (the fill rows of the topics, then the graded pairs, topic by topic in `topics` order) and
@@ -181,7 +165,7 @@ async def assess_relevance(
     filled = {(q.qid, q.docid) for q in fill}
     pairs = [Pair(qid, d) for qid, docs in pool.docids.items() for d in docs
              if (qid, d) not in filled]
-    stamp = relevance_stamp(assessor, reasks)
+    stamp = relevance_stamp(assessor, reasks, grading)
     output = ResumableOutput(judgments_path, pair_key, stamp)
     todo = []
     for pair in pairs:
@@ -191,7 +175,8 @@ async def assess_relevance(
         else:
             todo.append(pair)
     await run_journalled(
-        todo, lambda p: grade_pair(assessor, topics[p.qid].text, texts.get(p.docid), p, reasks),
+        todo, lambda p: grade_pair(assessor, topics[p.qid].text, texts.get(p.docid), p, reasks,
+                                   grading),
         lambda p, record: output.add(record), stamp, summary, "relevance", assessor,
         UsageLedger(out, summary.step))
     output.finish(p.key for p in pairs)
@@ -222,6 +207,7 @@ class Graded:
     assessed: Assessed
     qrels: Path
     judgments: Path
+    grading: Grading = DEFAULT_GRADING
 
 
 def judgments_path_for(qrels: Path) -> Path:
@@ -250,17 +236,19 @@ def pool_texts(pool: Pool, corpus: Path | None, fill: Sequence[Qrel] = (),
 async def grade_pool(
     topics: Mapping[str, Topic], pool: Pool, corpus: Path | None, assessor: Assessor,
     out: Path, judgments: Path | None = None, fill: Sequence[Qrel] = (),
-    reasks: int = DEFAULT_REASKS, allow_missing: bool = False,
+    reasks: int = DEFAULT_REASKS, allow_missing: bool = False, grading: Grading = DEFAULT_GRADING,
 ) -> Graded:
     """The whole relevance step: read the pooled texts, grade them, write the qrels `out`,
     the judgments (default `OUT.judgments.jsonl`) and the summary's skipped count."""
+    grading.check([q for q, docs in pool.docids.items() if docs], "the topics graded")
     texts = pool_texts(pool, corpus, fill, allow_missing)
     judged = judgments or judgments_path_for(out)
-    done = await assess_relevance(topics, pool, texts, assessor, out, judged, fill, reasks)
+    done = await assess_relevance(topics, pool, texts, assessor, out, judged, fill, reasks,
+                                  grading)
     if pool.outside:
         done.summary.skipped = sum(pool.outside.values())
         done.summary.skipped_why = f"passages of {len(pool.outside)} topics not in --topics"
-    return Graded(pool, done, out, judged)
+    return Graded(pool, done, out, judged, grading)
 
 
 def graded_lines(graded: Graded) -> list[str]:

@@ -1,0 +1,86 @@
+"""The options that choose UMBRELA's scale and, on 0-4, where the sub-narratives come from
+(`relevance`, `nuggetize --grade-pool`), shared by the commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nuggetizer.flow.scales import (
+    DEFAULT_GRADING,
+    DEFAULT_SCALE,
+    SCALES,
+    Grading,
+    common_scale,
+    get_scale,
+)
+from nuggetizer.formats.narratives import sub_narrative_source
+from nuggetizer.track import Track
+
+FILE_IN = click.Path(dir_okay=False, path_type=Path)
+
+
+def scale_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """--scale, --narratives, --sub-narratives-from."""
+    for option in reversed((
+        click.option("--scale", type=click.Choice(list(SCALES)), default=DEFAULT_SCALE,
+                     show_default=True,
+                     help="UMBRELA's scale: 0-3 (query, passage; relevant >= 1) or 0-4 "
+                          "(narrative, sub-narratives, passage; TREC RAG 2026; relevant >= 2)"),
+        click.option("--narratives", type=FILE_IN, default=None,
+                     help="--scale 0-4: JSONL (or a JSON array) of {qid, narrative?, "
+                          "sub_narratives: [...]}"),
+        click.option("--sub-narratives-from", "sub_narratives_from", type=FILE_IN,
+                     default=None,
+                     help="--scale 0-4: a nuggets file whose nuggets carry "
+                          "mapped_sub_narrative (a topic's distinct ones, in order)"),
+    )):
+        function = option(function)
+    return function
+
+
+def make_grading(scale: str, narratives: Path | None, nuggets: Path | None) -> Grading:
+    """The grading the options ask for (its sub-narratives read and checked later, per
+    topic graded)."""
+    source = sub_narrative_source(narratives, nuggets)
+    if source is None:
+        return Grading(get_scale(scale))
+    return Grading(get_scale(scale), source[0], source[1])
+
+
+def check_fill(fill: Path | None, grading: Grading, output: Path) -> None:
+    """--fill qrels of another scale than the one graded: an error naming both files."""
+    if fill is not None:
+        common_scale([fill], grading.scale.name, f"{output} (--scale)")
+
+
+def grading_inputs(grading: Grading) -> Sequence[Path]:
+    """The sub-narratives file, among the inputs the sidecar records."""
+    return [Path(grading.source["path"])] if grading.source else []
+
+
+def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence[str]
+                     ) -> int | None:
+    """The grade keys are built from: --min-grade (or `--set min_grade=`) when given, else
+    the scale's relevant grade where it differs from today's default (2 on 0-4)."""
+    if min_grade is not None or any(s.split("=", 1)[0].strip() == "min_grade"
+                                    for s in settings):
+        return min_grade
+    return None if grading.scale.name == DEFAULT_SCALE else grading.scale.relevant
+
+
+def track_grading(track: Track) -> Grading:
+    """The grading of a track's [relevance] table."""
+    graded = track.relevance
+    if graded is None:
+        return DEFAULT_GRADING
+    return make_grading(graded.scale, graded.narratives, graded.sub_narratives_from)
+
+
+def qrels_grading(qrels: Path | None) -> Grading:
+    """The grading that qrels read for keys declare in their provenance (0-3 when unknown)."""
+    declared = common_scale([qrels]) if qrels is not None else None
+    return Grading(SCALES[declared]) if declared in SCALES else DEFAULT_GRADING

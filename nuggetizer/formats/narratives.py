@@ -1,0 +1,102 @@
+"""Sub-narratives of the narratives (TREC RAG 2026), for UMBRELA's 0-4 prompt. Two sources:
+
+- a narratives file (`--narratives`): JSONL, one object per narrative, or a JSON array of them
+  (the shape of the track's narratives file): an id (`qid`/`narrative_id`/`id`/`topic_id`),
+  optionally the `narrative` text (so the same file can serve as --topics), and
+  `sub_narratives`, a list of strings or of objects with a `text`;
+- a nuggets file (`--sub-narratives-from`): the 2026 nuggets with `mapped_sub_narrative`; a
+  topic's sub-narratives are the distinct ones its nuggets map to, in order of first
+  appearance.
+
+A sub-narrative wrapped whole in double quotes (as the 2026 nuggets write them:
+`"\\"Key advantages of nuclear energy\\""`) loses that one pair of quotes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats.jsonl import field, id_field, iter_jsonl
+
+NARRATIVE_IDS = ("qid", "narrative_id", "id", "topic_id")
+
+
+def clean(text: str) -> str:
+    """A sub-narrative without surrounding whitespace or one pair of wrapping quotes."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1].strip()
+    return text
+
+
+def _objects(path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
+    """The objects of a JSONL file, or of a JSON array (line numbers unknown then)."""
+    head = path.read_text(encoding="utf-8").lstrip()[:1]
+    if head != "[":
+        yield from iter_jsonl(path)
+        return
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(path, None, f"not valid JSON: {exc}") from None
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(path, None, f"item {index} must be an object with an id and "
+                             "`sub_narratives`")
+        yield None, item
+
+
+def read_narratives(path: Path) -> dict[str, list[str]]:
+    """narrative id -> its sub-narratives, from a narratives file."""
+    found: dict[str, list[str]] = {}
+    for line, obj in _objects(path):
+        qid = id_field(obj, NARRATIVE_IDS, path, line)
+        subs = []
+        for i, item in enumerate(field(obj, "sub_narratives", list, path, line)):
+            text = item.get("text") if isinstance(item, dict) else item
+            if not isinstance(text, str) or not clean(text):
+                raise InputError(path, line, f"sub_narratives[{i}] must be a non-empty string "
+                                 'or an object with a "text" string')
+            subs.append(clean(text))
+        if qid in found:
+            raise InputError(path, line, f"narrative {qid!r} is listed twice")
+        found[qid] = subs
+    return found
+
+
+def sub_narratives_from_nuggets(path: Path) -> dict[str, list[str]]:
+    """topic id -> the distinct sub-narratives its nuggets map to, in order of first
+    appearance (nuggets without `mapped_sub_narrative` add none)."""
+    found: dict[str, list[str]] = {}
+    for line, obj in iter_jsonl(path):
+        qid = id_field(obj, NARRATIVE_IDS, path, line)
+        subs = found.setdefault(qid, [])
+        for i, nugget in enumerate(field(obj, "nuggets", list, path, line)):
+            mapped = nugget.get("mapped_sub_narrative") if isinstance(nugget, dict) else None
+            if mapped is None:
+                continue
+            if not isinstance(mapped, str):
+                raise InputError(path, line, f"nuggets[{i}].mapped_sub_narrative must be a "
+                                 "string")
+            if clean(mapped) and clean(mapped) not in subs:
+                subs.append(clean(mapped))
+    return found
+
+
+def sub_narrative_source(narratives: Path | None, nuggets: Path | None
+                         ) -> tuple[dict[str, list[str]], dict[str, str]] | None:
+    """The sub-narratives and the source they came from (for the provenance), or None when
+    neither file is given."""
+    if narratives is not None and nuggets is not None:
+        raise ConfigError("give --narratives or --sub-narratives-from, not both")
+    if narratives is not None:
+        return read_narratives(narratives), {"from": "narratives", "path": str(narratives)}
+    if nuggets is not None:
+        return (sub_narratives_from_nuggets(nuggets),
+                {"from": "nuggets (distinct mapped_sub_narrative, in order of first "
+                         "appearance)", "path": str(nuggets)})
+    return None
