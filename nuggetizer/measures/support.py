@@ -11,6 +11,19 @@ of both measures (counted elsewhere, never scored as NS).
   best judged weight; a sentence without citations counts 0; a sentence whose every pair is
   unjudged is left out (it cannot be scored either way); 0 for an answer with no sentence left.
 
+TREC RAG 2026 (METHODS.md section 8; `citations = "all"`, every citation of an answer object
+judged) is these same two measures, read from its text:
+- "weighted citation precision (over answer objects with at least one citation: the weighted
+  share of supplied citations that support their object)": a share of *citations*, so the mean
+  weight over every judged pair (micro over citations, not a mean of per-object means); an
+  object without citations supplies none and drops out by itself.
+- "weighted citation recall (the weighted share of answer objects supported by their cited
+  passages; an object with no citations scores 0 there)": an object is supported by its cited
+  passages, together, as far as the best of them supports it, so its weight is the best label
+  among its judged citations (FS by any cited passage makes it FS; one PS and one NS, PS); the
+  pointwise judge never sees two passages at once, so support that only their combination
+  gives is not credited. An object whose every citation is unjudged is left out, as above.
+
 Per topic; a run's score is the plain mean over the topics (the score engine: an unanswered
 topic scores 0).
 """

@@ -3,7 +3,11 @@ the passage it cites? (Thakur et al., SIGIR 2025; ../shared/METHODS.md section 6
 
 No answer key: every (sentence, cited passage) pair is judged on its own, pointwise, as
 full_support / partial_support / no_support; only the first citation of each sentence, as the
-track did, unless `citations = "all"`. Pointwise because each pair has its own passage: one pair
+2024 track did, unless `citations = "all"`: every citation of a sentence, the TREC RAG 2026
+rule (METHODS.md section 8; a 2026 answer object holds at most 3). The default stays "first"
+(earlier judgments and caches stay valid); 2026 runs are scored under the 2026 rule with
+`--set citations=all`. Both variants score with the same measures (measures/support.py, where
+the 2026 reading of recall is stated). Pointwise because each pair has its own passage: one pair
 per call keeps the prompt short (small context windows, the embedded model), a failed call
 leaves one pair unjudged rather than a list, and a pair judged once is a cache hit in every
 run that repeats it. The label comes as JSON under a schema, so a constrained model's output
@@ -53,7 +57,8 @@ _WORD = re.compile(r"\b(full[\s_-]*support|partial[\s_-]*support|no[\s_-]*suppor
 
 @dataclass(frozen=True)
 class SupportConfig:
-    """`citations`: "first" (each sentence's first citation, as the track judged) or "all"."""
+    """`citations`: "first" (each sentence's first citation, as the 2024 track judged) or
+    "all" (every citation, TREC RAG 2026)."""
 
     citations: str = "first"
     reasks: int = DEFAULT_REASKS
