@@ -114,7 +114,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         method = make_method("nuggets")
         keys = read_nuggets(nuggets, lenient=lenient) if nuggets else None
         items = Gaps(set(wanted) if wanted else None)
-        table = score_judged(method, gathered(read_judged(method, files, lenient), items),
+        table = score_judged(method, gathered(read_judged(method, files, lenient, True), items),
                              keys, lenient)
         summary = None
         key = nuggets or beside_key(files)

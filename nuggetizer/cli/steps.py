@@ -280,7 +280,7 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     files = judgment_files(list(paths))
     keys = method.read_keys(key, lenient) if key is not None else None
     universe = list(read_topics(topics)) if topics is not None and keys is None else None
-    judged = read_judged(method, files, lenient)
+    judged = read_judged(method, files, lenient, scoring=True)
     if only is not None:  # scored on the chosen topics only
         if keys is not None:
             note_unknown(only, set(keys), f"the answer key {key}")

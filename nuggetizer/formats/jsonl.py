@@ -137,9 +137,42 @@ def parse_object(text: str, path: str | Path, line: int) -> dict[str, Any]:
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (1-based line number, object) for each non-blank line of a JSONL file, streamed."""
-    for number, text in iter_lines(path):
-        if text.strip():
-            yield number, parse_object(text, path, number)
+    if _orjson is None:
+        for number, text in iter_lines(path):
+            if text.strip():
+                yield number, parse_object(text, path, number)
+        return
+    yield from _iter_objects(Path(path))
+
+
+def _iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`iter_jsonl` with orjson reading each line's bytes as they are (a third faster than
+    decoding first); a line it does not read as an object (bad UTF-8, a byte-order mark,
+    blank, bad JSON, not an object) goes the way of `iter_lines` and `parse_object`, so it is
+    skipped or refused exactly as there."""
+    loads, decode_error = _orjson.loads, _orjson.JSONDecodeError
+    with _open_binary(path) as fh:
+        try:
+            for number, raw in enumerate(fh, 1):
+                try:
+                    value = loads(raw)
+                except decode_error:
+                    value = None
+                if type(value) is dict:
+                    yield number, value
+                    continue
+                if number == 1 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM):]
+                try:
+                    text = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        path, number, f"not valid UTF-8 (byte {exc.start + 1} of the line)"
+                    ) from None
+                if text.strip():
+                    yield number, parse_object(text, path, number)
+        except (OSError, EOFError) as exc:  # e.g. a truncated or corrupt .gz
+            raise InputError(path, None, f"cannot read: {exc}") from None
 
 
 def _type_ok(value: Any, typ: type | tuple[type, ...]) -> bool:

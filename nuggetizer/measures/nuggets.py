@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from nuggetizer.labels import CREDIT, STRICT_CREDIT
@@ -19,26 +20,28 @@ def nugget_scores(labels: Iterable[tuple[str, str]]) -> dict[str, float]:
 
     Unjudged assignments are left out of numerators and denominators (they are counted
     elsewhere, never scored as not_support); a nugget of unjudged importance counts in A only.
-    A topic with no vital nugget gets V = V_strict = 0. (One pass, sums in nugget order: the
-    same floating-point values as summing each list; this runs once per judged answer.)
+    A topic with no vital nugget gets V = V_strict = 0. (Sums over the counts of each pair:
+    credits are 0, 0.5 and 1, so every sum is exact and equals the sum in nugget order; this
+    runs once per judged answer, the counting in C.)
     """
     n_all = n_vital = n_okay = 0
     s_all = s_vital = s_okay = 0.0  # credit
     t_all = t_vital = t_okay = 0.0  # strict credit
-    for importance, assignment in labels:
+    for (importance, assignment), count in Counter(labels).items():
         credit = CREDIT.get(assignment)
         if credit is None:
             continue
-        strict = STRICT_CREDIT[assignment]
-        n_all += 1
+        credit *= count
+        strict = STRICT_CREDIT[assignment] * count
+        n_all += count
         s_all += credit
         t_all += strict
         if importance == "vital":
-            n_vital += 1
+            n_vital += count
             s_vital += credit
             t_vital += strict
         elif importance == "okay":
-            n_okay += 1
+            n_okay += count
             s_okay += credit
             t_okay += strict
     weight = n_vital + 0.5 * n_okay

@@ -19,12 +19,14 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
 from nuggetizer import __version__
 from nuggetizer.flow.scoring import ScoreTable
 from nuggetizer.flow.tables import leaderboard_tsv
+from nuggetizer.formats.assessments import LabelRow
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.labels import SUPPORTED
 from nuggetizer.organizer.report_figures import distributions_png, heatmap_png, length_png
@@ -37,6 +39,9 @@ class UnknownRuns(ValueError):
     """Run ids asked for that the scores do not hold."""
 
 
+_SUPPORTED = frozenset(SUPPORTED)
+
+
 class Gaps:
     """What the page reads of the nugget assessments, gathered one assessment at a time (so
     that none need be kept): each topic's query text and the nuggets no run supported."""
@@ -46,21 +51,29 @@ class Gaps:
         self.queries: dict[str, str] = {}  # the first query text of each topic
         self.order: dict[str, dict[str, str]] = {}  # topic: nugget text -> importance
         self.supported: dict[str, set[str]] = {}  # topic: texts some run supported
+        self.last: dict[str, list[str]] = {}  # topic: the nugget texts last added
         self.count = 0  # assessments added
 
-    def add(self, a: Assessment) -> None:
+    def add(self, a: Assessment | LabelRow) -> None:
         """One assessment (skipped when its run is not among `runs`)."""
         if self.runs is not None and a.run_id not in self.runs:
             return
         self.count += 1
         if a.query:
             self.queries.setdefault(a.qid, a.query)
+        if type(a) is LabelRow:
+            texts, importance, assignment = a.texts, a.importance, a.assignment
+        else:
+            texts = [n.text for n in a.nuggets]
+            importance = [n.importance for n in a.nuggets]
+            assignment = [n.assignment for n in a.nuggets]
         seen = self.order.setdefault(a.qid, {})
-        hit = self.supported.setdefault(a.qid, set())
-        for n in a.nuggets:
-            seen.setdefault(n.text, n.importance)
-            if n.assignment in SUPPORTED:
-                hit.add(n.text)
+        if self.last.get(a.qid) != texts:  # the same nuggets as the topic's last: all seen
+            self.last[a.qid] = texts
+            for text, label in zip(texts, importance):
+                seen.setdefault(text, label)
+        self.supported.setdefault(a.qid, set()).update(
+            compress(texts, map(_SUPPORTED.__contains__, assignment)))
 
     def unsupported(self) -> dict[str, list[tuple[str, str]]]:
         """Per topic, the (importance, text) of nuggets that no run supported."""
