@@ -48,7 +48,7 @@ def _well_formed(obj: dict[str, Any]) -> Assessment | None:
     return assessment
 
 
-_NUGGET = itemgetter("text", "importance", "assignment")
+_FIELDS = (itemgetter("text"), itemgetter("importance"), itemgetter("assignment"))
 _IMPORTANCES = frozenset(IMPORTANCE_VALUES)
 _ASSIGNMENTS = frozenset(ASSIGNMENT_VALUES)
 
@@ -92,16 +92,13 @@ def _columns(obj: dict[str, Any]) -> LabelRow | None:
             or "response_length" in obj or "stated_length" in obj):
         return None
     try:
-        rows = list(map(_NUGGET, nuggets))
-        if sum(map(len, nuggets)) != 3 * len(rows):
-            return None  # a `raw` or another field: the model reads it
-        texts, importance, assignment = (list(c) for c in zip(*rows)) if rows else ([], [], [])
-        if not (set(map(type, texts)) <= {str} and set(importance) <= _IMPORTANCES
-                and set(assignment) <= _ASSIGNMENTS):
+        texts, importance, assignment = (list(map(get, nuggets)) for get in _FIELDS)
+        if (sum(map(len, nuggets)) != 3 * len(texts)  # `raw` or another field: the model's
+                or "" in texts or any(map(str.isspace, texts))  # TypeError: not a string
+                or not _IMPORTANCES.issuperset(importance)
+                or not _ASSIGNMENTS.issuperset(assignment)):
             return None
     except (KeyError, TypeError):  # a nugget that is not an object, a field missing, a list
-        return None
-    if "" in texts or any(map(str.isspace, texts)):
         return None
     return LabelRow(run_id, qid, query, answer, length, texts, importance, assignment)
 

@@ -5,53 +5,48 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
-
-from nuggetizer.labels import CREDIT, STRICT_CREDIT
+from operator import add
 
 MEASURES: tuple[str, ...] = ("V_strict", "V", "W_strict", "W", "A_strict", "A", "L")
 LENGTH_LIMIT = 400
+_LABELS = ("support", "partial_support", "not_support")  # credit 1, 0.5, 0 (labels.py)
+_SEPARATOR = "\0"
+_KEYS = tuple(_SEPARATOR + label for label in _LABELS)
 
 
 
 def nugget_scores(labels: Iterable[tuple[str, str]]) -> dict[str, float]:
-    """Score one answer from (importance, assignment) pairs.
+    """Score one answer from (importance, assignment) pairs (see `label_scores`)."""
+    pairs = list(labels)
+    return label_scores([i for i, _ in pairs], [a for _, a in pairs])
+
+
+def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:
+    """Score one answer from its nuggets' importance and assignment labels, in nugget order.
 
     Unjudged assignments are left out of numerators and denominators (they are counted
     elsewhere, never scored as not_support); a nugget of unjudged importance counts in A only.
-    A topic with no vital nugget gets V = V_strict = 0. (Sums over the counts of each pair:
-    credits are 0, 0.5 and 1, so every sum is exact and equals the sum in nugget order; this
-    runs once per judged answer, the counting in C.)
+    A topic with no vital nugget gets V = V_strict = 0. (From the count of each label, counted
+    in C: this runs once per judged answer. Credits are 0, 0.5 and 1, so every sum is exact
+    and equals the sum in nugget order.)
     """
-    n_all = n_vital = n_okay = 0
-    s_all = s_vital = s_okay = 0.0  # credit
-    t_all = t_vital = t_okay = 0.0  # strict credit
-    for (importance, assignment), count in Counter(labels).items():
-        credit = CREDIT.get(assignment)
-        if credit is None:
-            continue
-        credit *= count
-        strict = STRICT_CREDIT[assignment] * count
-        n_all += count
-        s_all += credit
-        t_all += strict
-        if importance == "vital":
-            n_vital += count
-            s_vital += credit
-            t_vital += strict
-        elif importance == "okay":
-            n_okay += count
-            s_okay += credit
-            t_okay += strict
+    pairs = list(map(add, importance, map(_SEPARATOR.__add__, assignment)))
+    full, half, none = (assignment.count(label) for label in _LABELS)
+    vital_full, vital_half, vital_none = (pairs.count("vital" + k) for k in _KEYS)
+    okay_full, okay_half, okay_none = (pairs.count("okay" + k) for k in _KEYS)
+    n_all, n_vital = full + half + none, vital_full + vital_half + vital_none
+    n_okay = okay_full + okay_half + okay_none
+    s_all, s_vital, s_okay = full + 0.5 * half, vital_full + 0.5 * vital_half, \
+        okay_full + 0.5 * okay_half
     weight = n_vital + 0.5 * n_okay
     return {
         "V": s_vital / n_vital if n_vital else 0.0,
         "W": (s_vital + 0.5 * s_okay) / weight if weight else 0.0,
         "A": s_all / n_all if n_all else 0.0,
-        "V_strict": t_vital / n_vital if n_vital else 0.0,
-        "W_strict": (t_vital + 0.5 * t_okay) / weight if weight else 0.0,
-        "A_strict": t_all / n_all if n_all else 0.0,
+        "V_strict": vital_full / n_vital if n_vital else 0.0,
+        "W_strict": (vital_full + 0.5 * okay_full) / weight if weight else 0.0,
+        "A_strict": full / n_all if n_all else 0.0,
     }
 
 

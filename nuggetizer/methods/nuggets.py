@@ -24,7 +24,7 @@ from nuggetizer.formats.assessments import (
 )
 from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
 from nuggetizer.labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS, IMPORTANCE_ORDER, UNJUDGED
-from nuggetizer.measures.nuggets import MEASURES, nugget_scores, text_length
+from nuggetizer.measures.nuggets import MEASURES, label_scores, nugget_scores, text_length
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
     Checked,
@@ -52,6 +52,7 @@ PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign")
 # cannot spend its whole budget on one string; NUGGET_TOKENS bounds the answer's token budget.
 NUGGET_CHARS = 120
 NUGGET_TOKENS = 40
+_NONE_UNJUDGED: Counter[str] = Counter()
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,7 @@ class NuggetsMethod(AnswerKeyMethod):
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
         if type(judgment) is LabelRow:
-            scores = nugget_scores(zip(judgment.importance, judgment.assignment))
+            scores = label_scores(judgment.importance, judgment.assignment)
         else:
             scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
         length = judgment.length
@@ -370,11 +371,10 @@ class NuggetsMethod(AnswerKeyMethod):
         (texts or importance labels), for the Assessment path to resolve and note."""
         if key is not None and (row.texts, row.importance) != self._keyed(key):
             return None
-        counts: Counter[str] = Counter()
-        if UNJUDGED in row.importance:
-            counts["importance"] = row.importance.count(UNJUDGED)
-        if UNJUDGED in row.assignment:
-            counts["assignment"] = row.assignment.count(UNJUDGED)
+        counts = _NONE_UNJUDGED  # shared, never changed: most answers have none
+        if UNJUDGED in row.importance or UNJUDGED in row.assignment:
+            counts = +Counter(importance=row.importance.count(UNJUDGED),
+                              assignment=row.assignment.count(UNJUDGED))
         warning = None if "vital" in row.importance else f"topic {judged.qid} has no vital " \
             "nugget: its V and V_strict are 0"
         return Checked(counts, [], warning)
