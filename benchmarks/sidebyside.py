@@ -18,19 +18,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Run in the fresh process: the CLI, timed after its imports, and the peak memory (max RSS).
+# Run in the fresh process: the CLI, timed after its imports (wall clock, and the CPU time of
+# the process: steadier where other work shares the cores), and the peak memory (max RSS).
 TIMER = r"""
 import json, resource, sys, time
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 started = time.perf_counter()
 from nuggetizer.cli import cli
-imported = time.perf_counter()
+imported, cpu_imported = time.perf_counter(), cpu()
 try:
     cli(sys.argv[1:], prog_name="nuggetizer", standalone_mode=False)
 finally:
-    done = time.perf_counter()
+    done, cpu_done = time.perf_counter(), cpu()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"import_s": imported - started, "run_s": done - imported,
-                      "max_rss_mib": rss}), file=sys.stderr)
+                      "cpu_s": cpu_done - cpu_imported, "max_rss_mib": rss}),
+          file=sys.stderr)
 """
 
 # What differs between two runs of the same command on the same inputs: the dates.
@@ -49,9 +54,11 @@ class Timings:
 
     def line(self, what: str) -> str:
         times = ", ".join(f"{r['run_s']:.2f}" for r in self.runs)
+        cpus = ", ".join(f"{r['cpu_s']:.2f}" for r in self.runs)
         peaks = ", ".join(f"{r['max_rss_mib']:.0f}" for r in self.runs)
-        return (f"{what} {self.checkout}: median {self.median('run_s'):.2f} s ({times}), "
-                f"peak memory median {self.median('max_rss_mib'):.0f} MiB ({peaks}), plus "
+        return (f"{what} {self.checkout}: median {self.median('run_s'):.2f} s ({times}); CPU "
+                f"median {self.median('cpu_s'):.2f} s ({cpus}); peak memory median "
+                f"{self.median('max_rss_mib'):.0f} MiB ({peaks}); plus "
                 f"{self.median('import_s'):.2f} s of imports")
 
 
