@@ -90,8 +90,9 @@ def distributions_png(table: ScoreTable, measure: str, path: Path,
     data = [[v for q in table.topics if (v := table.per_topic[r].get(q, {}).get(measure))
              is not None] for _, r in ranked]
     ax.boxplot(data, showmeans=True)
-    for k, values in enumerate(data, 1):
-        ax.scatter([k] * len(values), values, s=6, alpha=0.3, color="black")
+    for k, values in enumerate(data, 1):  # arrays: from lists, numpy.ma takes a second
+        ax.scatter(np.full(len(values), k), np.array(values, dtype=float), s=6, alpha=0.3,
+                   color="black")
     ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
                   fontsize=9 if len(ranked) <= 20 else LABEL_PT,
                   rotation=90 if len(ranked) > 20 else 0)
@@ -156,7 +157,8 @@ def length_png(table: ScoreTable, measure: str, path: Path,
     fig, (ax,) = figure(width=8 + (longest * 8 * 0.6 / 72 + 0.6 if named else 0))
     for rank, run in ranked:
         rows = [row for row in table.per_topic[run].values() if "L" in row]
-        ax.scatter([r["L"] for r in rows], [r[measure] for r in rows], s=10, alpha=0.6,
+        ax.scatter(np.array([r["L"] for r in rows], dtype=float),
+                   np.array([r[measure] for r in rows], dtype=float), s=10, alpha=0.6,
                    label=f"{rank}. {run}")
     ax.set_xlabel("answer length L (words)")
     ax.set_ylabel(measure)
