@@ -6,14 +6,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from operator import add
+from itertools import compress, repeat
+from operator import eq
+
+from nuggetizer.labels import CREDIT, STRICT_CREDIT
 
 MEASURES: tuple[str, ...] = ("V_strict", "V", "W_strict", "W", "A_strict", "A", "L")
 LENGTH_LIMIT = 400
-_LABELS = ("support", "partial_support", "not_support")  # credit 1, 0.5, 0 (labels.py)
-_SEPARATOR = "\0"
-_KEYS = tuple(_SEPARATOR + label for label in _LABELS)
-
+# The assignment labels by credit: 1, 0.5 and 0 (labels.py), the weights `label_scores` uses.
+FULL, HALF, NONE = sorted(CREDIT, key=CREDIT.__getitem__, reverse=True)
+assert [CREDIT[x] for x in (FULL, HALF, NONE)] == [1.0, 0.5, 0.0]
+assert [STRICT_CREDIT[x] for x in (FULL, HALF, NONE)] == [1.0, 0.0, 0.0]
 
 
 def nugget_scores(labels: Iterable[tuple[str, str]]) -> dict[str, float]:
@@ -31,10 +34,12 @@ def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[s
     in C: this runs once per judged answer. Credits are 0, 0.5 and 1, so every sum is exact
     and equals the sum in nugget order.)
     """
-    pairs = list(map(add, importance, map(_SEPARATOR.__add__, assignment)))
-    full, half, none = (assignment.count(label) for label in _LABELS)
-    vital_full, vital_half, vital_none = (pairs.count("vital" + k) for k in _KEYS)
-    okay_full, okay_half, okay_none = (pairs.count("okay" + k) for k in _KEYS)
+    count = assignment.count
+    full, half, none = count(FULL), count(HALF), count(NONE)
+    vital = list(compress(assignment, map(eq, importance, repeat("vital"))))
+    okay = list(compress(assignment, map(eq, importance, repeat("okay"))))
+    vital_full, vital_half, vital_none = vital.count(FULL), vital.count(HALF), vital.count(NONE)
+    okay_full, okay_half, okay_none = okay.count(FULL), okay.count(HALF), okay.count(NONE)
     n_all, n_vital = full + half + none, vital_full + vital_half + vital_none
     n_okay = okay_full + okay_half + okay_none
     s_all, s_vital, s_okay = full + 0.5 * half, vital_full + 0.5 * vital_half, \
