@@ -48,7 +48,7 @@ def _well_formed(obj: dict[str, Any]) -> Assessment | None:
     return assessment
 
 
-_FIELDS = (itemgetter("text"), itemgetter("importance"), itemgetter("assignment"))
+_TEXT, _IMPORTANCE, _ASSIGNMENT = (itemgetter(f) for f in ("text", "importance", "assignment"))
 _IMPORTANCES = frozenset(IMPORTANCE_VALUES)
 _ASSIGNMENTS = frozenset(ASSIGNMENT_VALUES)
 
@@ -92,7 +92,8 @@ def _columns(obj: dict[str, Any]) -> LabelRow | None:
             or "response_length" in obj or "stated_length" in obj):
         return None
     try:
-        texts, importance, assignment = (list(map(get, nuggets)) for get in _FIELDS)
+        texts, importance = list(map(_TEXT, nuggets)), list(map(_IMPORTANCE, nuggets))
+        assignment = list(map(_ASSIGNMENT, nuggets))
         if (sum(map(len, nuggets)) != 3 * len(texts)  # `raw` or another field: the model's
                 or "" in texts or any(map(str.isspace, texts))  # TypeError: not a string
                 or not _IMPORTANCES.issuperset(importance)
