@@ -90,8 +90,9 @@ def distributions_png(table: ScoreTable, measure: str, path: Path,
     data = [[v for q in table.topics if (v := table.per_topic[r].get(q, {}).get(measure))
              is not None] for _, r in ranked]
     ax.boxplot(data, showmeans=True)
-    for k, values in enumerate(data, 1):  # arrays: from lists, numpy.ma takes a second
-        ax.scatter(np.full(len(values), k), np.array(values, dtype=float), s=6, alpha=0.3,
+    if any(data):  # every run's points in one collection, in the same order: the same pixels
+        ax.scatter(np.concatenate([np.full(len(v), k) for k, v in enumerate(data, 1)]),
+                   np.concatenate([np.array(v, dtype=float) for v in data]), s=6, alpha=0.3,
                    color="black")
     ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
                   fontsize=9 if len(ranked) <= 20 else LABEL_PT,
