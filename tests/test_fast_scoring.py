@@ -10,11 +10,14 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
 from emulated import load_module
 
 from nuggetizer.flow.scoring import read_judged, score_judged
 from nuggetizer.flow.tables import leaderboard_tsv, per_topic_tsv
-from nuggetizer.formats.assessments import LabelRow, iter_label_rows, read_assessments
+from nuggetizer.formats import label_rows
+from nuggetizer.formats.assessments import read_assessments
+from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.labels import CREDIT, STRICT_CREDIT
 from nuggetizer.measures.nuggets import label_scores
@@ -35,7 +38,7 @@ def assessments(tmp_path: Path) -> tuple[Path, Path]:
         lines = [json.loads(x) for x in path.read_text().splitlines()]
         for record in rng.sample(lines, 12):
             nugget = rng.choice(record["nuggets"])
-            change = rng.randrange(7)
+            change = rng.randrange(9)
             if change == 0:
                 nugget["assignment"] = "unjudged"
                 nugget["raw"] = "no list here"
@@ -49,6 +52,10 @@ def assessments(tmp_path: Path) -> tuple[Path, Path]:
                 record["response_length"] = record.pop("length") + 5
             elif change == 5:
                 nugget["assignment"] = "Partial Support"
+            elif change == 6:
+                record["stated_length"] = True  # a field of the model no file should set
+            elif change == 7:
+                nugget["text"] = " " + nugget["text"]  # read, then not the key's: noted
             else:
                 for n in record["nuggets"]:
                     n["assignment"] = "unjudged"
@@ -68,7 +75,19 @@ def tables(method_name: str, folder: Path, key: Path | None, scoring: bool) -> t
                                         str(sorted(table.unjudged.items()))])
 
 
-def test_the_fast_path_scores_exactly_as_the_assessments_do(tmp_path: Path) -> None:
+@pytest.fixture(params=["msgspec", "orjson"])
+def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way of reading label columns: msgspec's typed decoding, and orjson's objects
+    checked column by column (where msgspec is not installed)."""
+    if request.param == "orjson":
+        monkeypatch.setattr(label_rows, "decode_line", None)
+    else:
+        assert label_rows.decode_line is not None  # msgspec is installed (setup.cfg)
+    return request.param
+
+
+def test_the_fast_path_scores_exactly_as_the_assessments_do(tmp_path: Path, decoder: str
+                                                             ) -> None:
     folder, key = assessments(tmp_path)
     rows = [r for p in sorted(folder.glob("*.jsonl")) for _, r in iter_label_rows(p, lenient=True)]
     fast = sum(type(r) is LabelRow for r in rows)
@@ -78,7 +97,8 @@ def test_the_fast_path_scores_exactly_as_the_assessments_do(tmp_path: Path) -> N
             tables("nuggets", folder, with_key, False)
 
 
-def test_label_columns_read_as_the_assessment_of_the_same_line(tmp_path: Path) -> None:
+def test_label_columns_read_as_the_assessment_of_the_same_line(tmp_path: Path, decoder: str
+                                                               ) -> None:
     folder, _ = assessments(tmp_path)
     for path in sorted(folder.glob("*.jsonl")):
         read = read_assessments(path, lenient=True)

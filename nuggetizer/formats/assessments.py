@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from dataclasses import dataclass
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, iter_lines, parse_object
+from nuggetizer.formats.jsonl import field, id_field, iter_lines, parse_object
 from nuggetizer.formats.nuggets import check_label, parse_nugget, warn_labels
-from nuggetizer.labels import ASSIGNMENT_VALUES, CASTORINI_FAILED, IMPORTANCE_VALUES
+from nuggetizer.labels import ASSIGNMENT_VALUES, CASTORINI_FAILED
 from nuggetizer.types import AssessedNugget, Assessment, NuggetList
 
 
@@ -46,62 +44,6 @@ def _well_formed(obj: dict[str, Any]) -> Assessment | None:
         if not n.text or n.text.isspace():
             return None
     return assessment
-
-
-_TEXT, _IMPORTANCE, _ASSIGNMENT = (itemgetter(f) for f in ("text", "importance", "assignment"))
-_IMPORTANCES = frozenset(IMPORTANCE_VALUES)
-_ASSIGNMENTS = frozenset(ASSIGNMENT_VALUES)
-
-
-@dataclass(slots=True)
-class LabelRow:
-    """An assessment line exactly as this toolkit writes it (what `_well_formed` accepts,
-    with no `raw` and no other field in its nuggets), read as columns: no object per nugget.
-    The score engine reads these 900,000 nuggets at track scale; `assessment()` gives the
-    Assessment the same line reads as."""
-
-    run_id: str
-    qid: str
-    query: str
-    answer_text: str
-    length: int | None
-    texts: list[str]
-    importance: list[str]
-    assignment: list[str]
-    stated_length: bool = False
-
-    def assessment(self) -> Assessment:
-        """The line as an Assessment."""
-        nuggets = [{"text": t, "importance": i, "assignment": a}
-                   for t, i, a in zip(self.texts, self.importance, self.assignment)]
-        return Assessment.model_validate({
-            "run_id": self.run_id, "qid": self.qid, "query": self.query,
-            "answer_text": self.answer_text, "length": self.length, "nuggets": nuggets})
-
-
-def _columns(obj: dict[str, Any]) -> LabelRow | None:
-    """The line as a LabelRow when it is exactly as this toolkit writes it (the checks of
-    `_well_formed`, made on whole columns at once); None sends it to `_well_formed`."""
-    run_id, qid = obj.get("run_id"), obj.get("qid")
-    query, answer, nuggets = obj.get("query"), obj.get("answer_text"), obj.get("nuggets")
-    length = obj.get("length")
-    if (type(run_id) is not str or type(qid) is not str or not run_id or not qid
-            or run_id != run_id.strip() or qid != qid.strip() or type(query) is not str
-            or type(answer) is not str or type(nuggets) is not list
-            or (length is not None and type(length) is not int)
-            or "response_length" in obj or "stated_length" in obj):
-        return None
-    try:
-        texts, importance = list(map(_TEXT, nuggets)), list(map(_IMPORTANCE, nuggets))
-        assignment = list(map(_ASSIGNMENT, nuggets))
-        if (sum(map(len, nuggets)) != 3 * len(texts)  # `raw` or another field: the model's
-                or "" in texts or any(map(str.isspace, texts))  # TypeError: not a string
-                or not _IMPORTANCES.issuperset(importance)
-                or not _ASSIGNMENTS.issuperset(assignment)):
-            return None
-    except (KeyError, TypeError):  # a nugget that is not an object, a field missing, a list
-        return None
-    return LabelRow(run_id, qid, query, answer, length, texts, importance, assignment)
 
 
 def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: bool) -> Assessment:
@@ -162,19 +104,6 @@ def iter_assessments(path: str | Path, *, lenient: bool = False
         obj = parse_object(text, path, number)
         fast = _well_formed(obj)
         yield number, fast or parse_assessment(obj, path, number, lenient=lenient)
-
-
-def iter_label_rows(path: str | Path, *, lenient: bool = False
-                    ) -> Iterator[tuple[int, LabelRow | Assessment]]:
-    """(line, record) of every line of an assessments file, in file order, for scoring: a
-    LabelRow for a line exactly as this toolkit writes it, else the Assessment of
-    `iter_assessments` (same errors)."""
-    path = Path(path)
-    for number, obj in iter_jsonl(path):
-        row = _columns(obj)
-        if row is None:
-            row = _well_formed(obj) or parse_assessment(obj, path, number, lenient=lenient)
-        yield number, row
 
 
 def read_assessments(path: str | Path, *, lenient: bool = False) -> list[Assessment]:

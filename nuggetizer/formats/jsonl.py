@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from nuggetizer.errors import InputError
 
@@ -26,6 +26,7 @@ __all__ = [
     "field",
     "first_field",
     "id_field",
+    "iter_decoded",
     "iter_jsonl",
     "iter_lines",
     "parse_object",
@@ -53,6 +54,7 @@ _JSON_NAMES: dict[type, str] = {
 }
 
 _BOM = b"\xef\xbb\xbf"
+T = TypeVar("T")
 _BUFFER = 1 << 20  # lines of a few KB (an answer and its judgments): 8 KB reads cost 3x
 
 
@@ -146,15 +148,31 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     yield from _iter_objects(Path(path))
 
 
-def _iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_decoded(path: str | Path, decode: Callable[[bytes], T | None] | None
+                 ) -> Iterator[tuple[int, T | dict[str, Any]]]:
+    """(line, record) for each non-blank line: `decode(the line's bytes)` where that gives a
+    record, else the line's object as `iter_jsonl` reads it (same errors)."""
+    if _orjson is None:
+        yield from iter_jsonl(path)
+        return
+    yield from _iter_objects(Path(path), decode)
+
+
+def _iter_objects(path: Path, decode: Callable[[bytes], Any] | None = None
+                  ) -> Iterator[tuple[int, Any]]:
     """`iter_jsonl` with orjson reading each line's bytes as they are (a third faster than
     decoding first); a line it does not read as an object (bad UTF-8, a byte-order mark,
     blank, bad JSON, not an object) goes the way of `iter_lines` and `parse_object`, so it is
-    skipped or refused exactly as there."""
+    skipped or refused exactly as there. `decode`: tried first (see `iter_decoded`)."""
     loads, decode_error = _orjson.loads, _orjson.JSONDecodeError
     with _open_binary(path) as fh:
         try:
             for number, raw in enumerate(fh, 1):
+                if decode is not None:
+                    record = decode(raw)
+                    if record is not None:
+                        yield number, record
+                        continue
                 try:
                     value = loads(raw)
                 except decode_error:

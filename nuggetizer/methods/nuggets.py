@@ -15,13 +15,12 @@ from nuggetizer.assessors.untrusted import inline, line_safe
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.assessments import (
     MISSING,
-    LabelRow,
     align_with_key,
     assessment_record,
     iter_assessments,
-    iter_label_rows,
     parse_assessment,
 )
+from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
 from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
 from nuggetizer.labels import ASSIGNMENT_LABELS, IMPORTANCE_LABELS, IMPORTANCE_ORDER, UNJUDGED
 from nuggetizer.measures.nuggets import MEASURES, label_scores, nugget_scores, text_length

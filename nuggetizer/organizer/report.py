@@ -26,7 +26,7 @@ from typing import Any
 from nuggetizer import __version__
 from nuggetizer.flow.scoring import ScoreTable
 from nuggetizer.flow.tables import leaderboard_tsv
-from nuggetizer.formats.assessments import LabelRow
+from nuggetizer.formats.label_rows import LabelRow
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.labels import SUPPORTED
 from nuggetizer.organizer.report_figures import distributions_png, heatmap_png, length_png
