@@ -13,16 +13,14 @@ the bytes differ, pixel for pixel.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_score import synthesize  # noqa: E402
-from common import ROOT, machine  # noqa: E402
-from sidebyside import alternate, compare  # noqa: E402
+from bench_score import prepare  # noqa: E402
+from sidebyside import alternate, arguments, compare  # noqa: E402
 
 NAME = "team{:03d}-bm25-monot5-rerank-gpt4o-listwise-citations-long-run-name"
 
@@ -39,32 +37,18 @@ def same_pixels(a: Path, b: Path) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=150)
-    parser.add_argument("--topics", type=int, default=300)
-    parser.add_argument("--nuggets", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each checkout")
-    parser.add_argument("--checkout", type=Path, action="append", default=[],
-                        help="a checkout to time (repeatable) [default: this one]")
-    args = parser.parse_args()
-    checkouts = [c.resolve() for c in args.checkout] or [ROOT]
-    print(machine())
+    args = arguments(__doc__, topics=300)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        synthesize(folder, args.runs, args.topics, args.nuggets, args.seed, name=NAME)
-        files = sorted((folder / "assessments").glob("*.jsonl"))
-        size = sum(f.stat().st_size for f in files) / 2**20
-        print(f"input: {args.runs} runs x {args.topics} topics x {args.nuggets} nuggets in "
-              f"{len(files)} files, {size:.0f} MiB")
-        timings = alternate(checkouts, args.repeat, folder / "out",
+        prepare(folder, args, name=NAME)
+        timings = alternate(args.checkouts, args.repeat, folder / "out",
                             lambda out: ["report", str(folder / "assessments"), "-o", str(out)])
         for t in timings:
             print(t.line("report"))
-        for line in compare(folder / "out", len(checkouts), lambda p: p.suffix != ".png"):
+        for line in compare(folder / "out", len(args.checkouts), lambda p: p.suffix != ".png"):
             print(line)
         base = folder / "out" / "checkout0" / "round0"
-        for index in range(1, len(checkouts)):
+        for index in range(1, len(args.checkouts)):
             other = folder / "out" / f"checkout{index}" / "round0"
             for png in sorted(base.glob("*.png")):
                 twin = other / png.name

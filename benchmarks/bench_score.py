@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RAG24, ROOT, machine  # noqa: E402
-from sidebyside import alternate, compare  # noqa: E402
+from common import RAG24  # noqa: E402
+from sidebyside import alternate, arguments, compare  # noqa: E402
 
 from nuggetizer.flow.provenance import provenance  # noqa: E402
 from nuggetizer.formats.writing import write_jsonl_atomic  # noqa: E402
@@ -73,35 +73,31 @@ def synthesize(folder: Path, runs: int, topics: int, per_topic: int, seed: int,
     return key_path
 
 
+def prepare(folder: Path, args: argparse.Namespace, name: str = "run{:03d}") -> Path:
+    """`synthesize` as the options say, and a line saying what was written; the key's path."""
+    key = synthesize(folder, args.runs, args.topics, args.nuggets, args.seed, name=name)
+    files = sorted((folder / "assessments").glob("*.jsonl"))
+    size = sum(f.stat().st_size for f in files) / 2**20
+    print(f"input: {args.runs} runs x {args.topics} topics x {args.nuggets} nuggets = "
+          f"{args.runs * args.topics * args.nuggets:,} assessed nuggets in {len(files)} files, "
+          f"{size:.0f} MiB")
+    return key
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=150)
-    parser.add_argument("--topics", type=int, default=301)
-    parser.add_argument("--nuggets", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each checkout")
-    parser.add_argument("--checkout", type=Path, action="append", default=[],
-                        help="a checkout to time (repeatable) [default: this one]")
-    args = parser.parse_args()
-    checkouts = [c.resolve() for c in args.checkout] or [ROOT]
-    print(machine())
+    args = arguments(__doc__, topics=301)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        key = synthesize(folder, args.runs, args.topics, args.nuggets, args.seed)
-        files = sorted((folder / "assessments").glob("*.jsonl"))
-        size = sum(f.stat().st_size for f in files) / 2**20
-        print(f"input: {args.runs} runs x {args.topics} topics x {args.nuggets} nuggets = "
-              f"{args.runs * args.topics * args.nuggets:,} assessed nuggets in {len(files)} "
-              f"files, {size:.0f} MiB")
+        key = prepare(folder, args)
 
         def command(out: Path) -> list[str]:
             return ["score", str(folder / "assessments"), "--nuggets", str(key),
                     "-o", str(out / "leaderboard.tsv"), "--per-topic", str(out / "per_topic.tsv")]
 
-        timings = alternate(checkouts, args.repeat, folder / "out", command)
+        timings = alternate(args.checkouts, args.repeat, folder / "out", command)
         for t in timings:
             print(t.line("score"))
-        for line in compare(folder / "out", len(checkouts)):
+        for line in compare(folder / "out", len(args.checkouts)):
             print(line)
         rows = len((folder / "out" / "checkout0" / "round0" / "per_topic.tsv").read_text()
                    .splitlines()) - 1

@@ -9,6 +9,7 @@ outputs of every checkout are compared byte for byte (dates taken out).
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import statistics
@@ -17,6 +18,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from common import ROOT, machine
 
 # Run in the fresh process: the CLI, timed after its imports (wall clock, and the CPU time of
 # the process: steadier where other work shares the cores), and the peak memory (max RSS).
@@ -60,6 +63,23 @@ class Timings:
                 f"median {self.median('cpu_s'):.2f} s ({cpus}); peak memory median "
                 f"{self.median('max_rss_mib'):.0f} MiB ({peaks}); plus "
                 f"{self.median('import_s'):.2f} s of imports")
+
+
+def arguments(doc: str, topics: int) -> argparse.Namespace:
+    """The options of a side-by-side benchmark (`checkouts`: resolved, else this one);
+    prints the machine."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=150)
+    parser.add_argument("--topics", type=int, default=topics)
+    parser.add_argument("--nuggets", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each checkout")
+    parser.add_argument("--checkout", type=Path, action="append", default=[],
+                        help="a checkout to time (repeatable) [default: this one]")
+    args = parser.parse_args()
+    args.checkouts = [c.resolve() for c in args.checkout] or [ROOT]
+    print(machine())
+    return args
 
 
 def python_of(checkout: Path) -> str:
