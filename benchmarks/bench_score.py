@@ -1,12 +1,15 @@
 """Scoring at track scale: 150 runs x 301 topics x 20 nuggets of synthetic assessments.
 
     .venv/bin/python benchmarks/bench_score.py [--runs 150] [--topics 301] [--nuggets 20]
+        [--repeat 3] [--checkout PATH ...]
 
 Writes the assessment files (real queries, answers and nugget texts from the TREC RAG 2024
 data, random labels, a provenance block per line, as `nuggetizer assign` writes them) to a
-temporary folder, then scores them in a fresh process exactly as `nuggetizer score FOLDER
---nuggets KEY -o leaderboard.tsv --per-topic per_topic.tsv` does, and prints the time and the
-peak memory (max RSS) of that process. Target: under 2 s.
+temporary folder, then scores them in fresh processes exactly as `nuggetizer score FOLDER
+--nuggets KEY -o leaderboard.tsv --per-topic per_topic.tsv` does, and prints the median time
+and peak memory (max RSS) of those processes. With `--checkout` (repeatable: each a checkout
+with its own .venv, e.g. a `git worktree` of main), the checkouts score the same files in
+alternating runs and their outputs are compared byte for byte (the sidecars' dates aside).
 """
 
 from __future__ import annotations
@@ -14,33 +17,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RAG24, machine  # noqa: E402
+from common import RAG24  # noqa: E402
+from sidebyside import alternate, arguments, compare  # noqa: E402
 
 from nuggetizer.flow.provenance import provenance  # noqa: E402
 from nuggetizer.formats.writing import write_jsonl_atomic  # noqa: E402
 from nuggetizer.methods.nuggets import PROMPTS, NuggetConfig  # noqa: E402
-
-SCORER = r"""
-import json, resource, sys, time
-from pathlib import Path
-started = time.perf_counter()
-from nuggetizer.cli import cli
-imported = time.perf_counter()
-try:
-    cli(sys.argv[1:], prog_name="nuggetizer", standalone_mode=False)
-finally:
-    done = time.perf_counter()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"import_s": imported - started, "score_s": done - imported,
-                      "max_rss_mib": rss}), file=sys.stderr)
-"""
 
 
 def synthesize(folder: Path, runs: int, topics: int, per_topic: int, seed: int,
@@ -85,36 +73,35 @@ def synthesize(folder: Path, runs: int, topics: int, per_topic: int, seed: int,
     return key_path
 
 
+def prepare(folder: Path, args: argparse.Namespace, name: str = "run{:03d}") -> Path:
+    """`synthesize` as the options say, and a line saying what was written; the key's path."""
+    key = synthesize(folder, args.runs, args.topics, args.nuggets, args.seed, name=name)
+    files = sorted((folder / "assessments").glob("*.jsonl"))
+    size = sum(f.stat().st_size for f in files) / 2**20
+    print(f"input: {args.runs} runs x {args.topics} topics x {args.nuggets} nuggets = "
+          f"{args.runs * args.topics * args.nuggets:,} assessed nuggets in {len(files)} files, "
+          f"{size:.0f} MiB")
+    return key
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=150)
-    parser.add_argument("--topics", type=int, default=301)
-    parser.add_argument("--nuggets", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=3, help="timed scoring runs (best kept)")
-    args = parser.parse_args()
-    print(machine())
+    args = arguments(__doc__, topics=301)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        key = synthesize(folder, args.runs, args.topics, args.nuggets, args.seed)
-        files = sorted((folder / "assessments").glob("*.jsonl"))
-        size = sum(f.stat().st_size for f in files) / 2**20
-        print(f"input: {args.runs} runs x {args.topics} topics x {args.nuggets} nuggets = "
-              f"{args.runs * args.topics * args.nuggets:,} assessed nuggets in {len(files)} "
-              f"files, {size:.0f} MiB")
-        command = [sys.executable, "-c", SCORER, "score", str(folder / "assessments"),
-                   "--nuggets", str(key), "-o", str(folder / "leaderboard.tsv"),
-                   "--per-topic", str(folder / "per_topic.tsv")]
-        results = []
-        for _ in range(args.repeat):
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-            results.append(json.loads(done.stderr.strip().splitlines()[-1]))
-        best = min(results, key=lambda r: r["score_s"])
-        rows = len((folder / "per_topic.tsv").read_text().splitlines()) - 1
-        times = ", ".join(f"{r['score_s']:.2f}" for r in results)
-        print(f"score: {best['score_s']:.2f} s (best of {args.repeat}: {times}), plus "
-              f"{best['import_s']:.2f} s of imports; peak memory {best['max_rss_mib']:.0f} MiB; "
-              f"{rows:,} per-topic rows written; target < 5 s")
+        key = prepare(folder, args)
+
+        def command(out: Path) -> list[str]:
+            return ["score", str(folder / "assessments"), "--nuggets", str(key),
+                    "-o", str(out / "leaderboard.tsv"), "--per-topic", str(out / "per_topic.tsv")]
+
+        timings = alternate(args.checkouts, args.repeat, folder / "out", command)
+        for t in timings:
+            print(t.line("score"))
+        for line in compare(folder / "out", len(args.checkouts)):
+            print(line)
+        rows = len((folder / "out" / "checkout0" / "round0" / "per_topic.tsv").read_text()
+                   .splitlines()) - 1
+        print(f"{rows:,} per-topic rows written")
 
 
 if __name__ == "__main__":

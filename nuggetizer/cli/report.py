@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,11 +20,28 @@ from nuggetizer.measures.nuggets import MEASURES
 from nuggetizer.methods.registry import make_method, method_names
 from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
+if TYPE_CHECKING:
+    from nuggetizer.methods.base import Judged
+    from nuggetizer.organizer.report import Gaps
+
 
 def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
     """Run ids of --runs (comma-separated) and --runs-file (one a line, # comments)."""
     wanted = [r.strip() for r in (runs or "").split(",") if r.strip()]
     return wanted + (listed_lines(runs_file) if runs_file is not None else [])
+
+
+def gathered(judged: Iterable[Judged], gaps: Gaps) -> Iterator[Judged]:
+    """The judgments, each added to `gaps` once the score engine is done with it (checked
+    against the key), so that none is kept."""
+    last = None
+    for item in judged:
+        if last is not None:
+            gaps.add(last.record)
+        yield item
+        last = item
+    if last is not None:
+        gaps.add(last.record)
 
 
 @click.command("report")
@@ -50,6 +69,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     gaps) of nugget assessments, or of a per-topic TSV (every measure side by side: the
     combined per_topic.tsv of a several-method evaluate)."""
     from nuggetizer.organizer.report import (
+        Gaps,
         UnknownRuns,
         select_runs,
         table_from_per_topic,
@@ -79,7 +99,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
             raise click.BadParameter(f"{', '.join(unknown)} not in {first} (it has "
                                      f"{', '.join(table.measures)})", param_hint="--measure")
         add_table(sources, first)
-        items: list = []
+        items: list | Gaps = []
         files = [first]
         summary: str | None = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                                f"{len(table.measures)} measures: {', '.join(table.measures)}.")
@@ -91,10 +111,10 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
                                          param_hint="--measure")
         files = judgment_files(list(assessments))
         method = make_method("nuggets")
-        judged = list(read_judged(method, files, lenient))
         keys = read_nuggets(nuggets, lenient=lenient) if nuggets else None
-        table = score_judged(method, judged, keys, lenient)
-        items = [j.record for j in judged]
+        items = Gaps(set(wanted) if wanted else None)
+        table = score_judged(method, gathered(read_judged(method, files, lenient, True), items),
+                             keys, lenient)
         summary = None
         key = nuggets or beside_key(files)
         if key is not None:

@@ -27,7 +27,7 @@ from nuggetizer.flow.inputs import (
     key_inputs,
 )
 from nuggetizer.flow.progress import Summary
-from nuggetizer.flow.provenance import write_sidecar
+from nuggetizer.flow.provenance import hash_ahead, write_sidecar
 from nuggetizer.flow.relevance import build_pool, grade_pool, graded_lines, judgments_path_for
 from nuggetizer.flow.scales import DEFAULT_GRADING, Grading
 from nuggetizer.flow.scoring import ScoreTable, judgment_files, read_judged, score_judged
@@ -286,7 +286,9 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     files = judgment_files(list(paths))
     keys = method.read_keys(key, lenient) if key is not None else None
     universe = list(read_topics(topics)) if topics is not None and keys is None else None
-    judged = read_judged(method, files, lenient)
+    inputs = [p for p in (key, topics) if p is not None] + files
+    hashing = hash_ahead(inputs) if output or per_topic or autojudge or diversity else None
+    judged = read_judged(method, files, lenient, scoring=True)
     if only is not None:  # scored on the chosen topics only
         if keys is not None:
             note_unknown(only, set(keys), f"the answer key {key}")
@@ -305,7 +307,8 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
             f"score --method {method.name}: nothing was judged in {len(files)} judgment "
             f"files ({left_out_text(table)}); no leaderboard written: judge again with an "
             "assessor that answers")
-    inputs = [p for p in (key, topics) if p is not None] + files
+    if hashing is not None:
+        hashing.join()
     write_tables(table, output, per_topic)
     if autojudge is not None:
         write_leaderboard(autojudge, table_rows(table), autojudge_format)

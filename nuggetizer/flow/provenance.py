@@ -6,7 +6,8 @@ import functools
 import hashlib
 import json
 import platform
-from collections.abc import Mapping
+import threading
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -66,6 +67,25 @@ def _input_entry(path: str, mtime_ns: int, size: int) -> dict:
     except ValueError:
         made_with = None
     return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "provenance": made_with}
+
+
+def hash_ahead(inputs: Sequence[Path]) -> threading.Thread:
+    """Hash the inputs a sidecar will list in a thread of their own while the caller works
+    (reading and hashing release the GIL: on a second core this is free), so that
+    `write_sidecar` finds them done; a file that changes or cannot be read meanwhile is
+    simply hashed again (or refused) there."""
+
+    def run() -> None:
+        for path in inputs:
+            try:
+                stat = path.stat()
+                _input_entry(str(path), stat.st_mtime_ns, stat.st_size)
+            except (OSError, ValueError):
+                continue
+
+    thread = threading.Thread(target=run, name="hash-inputs", daemon=True)
+    thread.start()
+    return thread
 
 
 def beside(output: Path, name: str, folder: bool | None = None) -> Path:

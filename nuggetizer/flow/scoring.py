@@ -66,13 +66,15 @@ def judgment_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def read_judged(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool = False
-                ) -> Iterator[Judged]:
+def read_judged(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool = False,
+                scoring: bool = False) -> Iterator[Judged]:
     """Every judgment of the files (or folders of them), in order; a (run, topic) judged twice
-    is an InputError naming both places."""
+    is an InputError naming both places. `scoring`: the records as the score engine reads
+    them (the method's `read_scored`), for `score_judged` only."""
     seen: dict[tuple[str, str], tuple[Path, int]] = {}
+    read = method.read_scored if scoring else method.read_judged
     for path in judgment_files(paths):
-        for judged in method.read_judged(path, lenient):
+        for judged in read(path, lenient):
             where = seen.setdefault((judged.run_id, judged.qid), (judged.path, judged.line))
             if where != (judged.path, judged.line):
                 raise InputError(judged.path, judged.line, f"run {judged.run_id!r} topic "
@@ -196,7 +198,8 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path],
                 keys: Mapping[str, Any] | None = None, lenient: bool = False,
                 topics: Sequence[str] | None = None) -> ScoreTable:
     """Read judgment files (or folders of them) and score them."""
-    return score_judged(method, read_judged(method, paths, lenient), keys, lenient, topics)
+    return score_judged(method, read_judged(method, paths, lenient, scoring=True), keys,
+                        lenient, topics)
 
 
 def combine_tables(tables: Sequence[ScoreTable]) -> ScoreTable:

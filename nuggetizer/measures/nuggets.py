@@ -6,49 +6,52 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from itertools import compress, repeat
+from operator import eq
 
 from nuggetizer.labels import CREDIT, STRICT_CREDIT
 
 MEASURES: tuple[str, ...] = ("V_strict", "V", "W_strict", "W", "A_strict", "A", "L")
 LENGTH_LIMIT = 400
-
+# The assignment labels by credit: 1, 0.5 and 0 (labels.py), the weights `label_scores` uses.
+FULL, HALF, NONE = sorted(CREDIT, key=CREDIT.__getitem__, reverse=True)
+assert [CREDIT[x] for x in (FULL, HALF, NONE)] == [1.0, 0.5, 0.0]
+assert [STRICT_CREDIT[x] for x in (FULL, HALF, NONE)] == [1.0, 0.0, 0.0]
 
 
 def nugget_scores(labels: Iterable[tuple[str, str]]) -> dict[str, float]:
-    """Score one answer from (importance, assignment) pairs.
+    """Score one answer from (importance, assignment) pairs (see `label_scores`)."""
+    pairs = list(labels)
+    return label_scores([i for i, _ in pairs], [a for _, a in pairs])
+
+
+def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:
+    """Score one answer from its nuggets' importance and assignment labels, in nugget order.
 
     Unjudged assignments are left out of numerators and denominators (they are counted
     elsewhere, never scored as not_support); a nugget of unjudged importance counts in A only.
-    A topic with no vital nugget gets V = V_strict = 0. (One pass, sums in nugget order: the
-    same floating-point values as summing each list; this runs once per judged answer.)
+    A topic with no vital nugget gets V = V_strict = 0. (From the count of each label, counted
+    in C: this runs once per judged answer. Credits are 0, 0.5 and 1, so every sum is exact
+    and equals the sum in nugget order.)
     """
-    n_all = n_vital = n_okay = 0
-    s_all = s_vital = s_okay = 0.0  # credit
-    t_all = t_vital = t_okay = 0.0  # strict credit
-    for importance, assignment in labels:
-        credit = CREDIT.get(assignment)
-        if credit is None:
-            continue
-        strict = STRICT_CREDIT[assignment]
-        n_all += 1
-        s_all += credit
-        t_all += strict
-        if importance == "vital":
-            n_vital += 1
-            s_vital += credit
-            t_vital += strict
-        elif importance == "okay":
-            n_okay += 1
-            s_okay += credit
-            t_okay += strict
+    count = assignment.count
+    full, half, none = count(FULL), count(HALF), count(NONE)
+    vital = list(compress(assignment, map(eq, importance, repeat("vital"))))
+    okay = list(compress(assignment, map(eq, importance, repeat("okay"))))
+    vital_full, vital_half, vital_none = vital.count(FULL), vital.count(HALF), vital.count(NONE)
+    okay_full, okay_half, okay_none = okay.count(FULL), okay.count(HALF), okay.count(NONE)
+    n_all, n_vital = full + half + none, vital_full + vital_half + vital_none
+    n_okay = okay_full + okay_half + okay_none
+    s_all, s_vital, s_okay = full + 0.5 * half, vital_full + 0.5 * vital_half, \
+        okay_full + 0.5 * okay_half
     weight = n_vital + 0.5 * n_okay
     return {
         "V": s_vital / n_vital if n_vital else 0.0,
         "W": (s_vital + 0.5 * s_okay) / weight if weight else 0.0,
         "A": s_all / n_all if n_all else 0.0,
-        "V_strict": t_vital / n_vital if n_vital else 0.0,
-        "W_strict": (t_vital + 0.5 * t_okay) / weight if weight else 0.0,
-        "A_strict": t_all / n_all if n_all else 0.0,
+        "V_strict": vital_full / n_vital if n_vital else 0.0,
+        "W_strict": (vital_full + 0.5 * okay_full) / weight if weight else 0.0,
+        "A_strict": full / n_all if n_all else 0.0,
     }
 
 

@@ -207,6 +207,12 @@ class AnswerKeyMethod(ABC):
             run_id, qid = self.judgment_ids(record)
             yield Judged(run_id, qid, record, path, number)
 
+    def read_scored(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
+        """The judgments of a file as the score engine reads them: by default
+        `read_judged`'s; a method may give records cheaper to read that its `check`, `score`
+        and `nothing_judged` take (`check` may replace one by its `read_judged` record)."""
+        return self.read_judged(path, lenient)
+
     def check(self, key: Any, judged: Judged, lenient: bool) -> Checked:
         """The score engine's view of a judgment before `score`: its unjudged items by kind,
         and, for a method that checks its judgments against the key (None: no key given),

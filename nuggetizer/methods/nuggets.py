@@ -20,6 +20,7 @@ from nuggetizer.formats.assessments import (
     iter_assessments,
     parse_assessment,
 )
+from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
 from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
 from nuggetizer.formats.sheets import assignment_sheets, read_assignment_sheets
 from nuggetizer.labels import (
@@ -30,7 +31,7 @@ from nuggetizer.labels import (
     assignment_of,
     importance_of,
 )
-from nuggetizer.measures.nuggets import MEASURES, nugget_scores, text_length
+from nuggetizer.measures.nuggets import MEASURES, label_scores, nugget_scores, text_length
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
     Checked,
@@ -58,6 +59,7 @@ PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign")
 # cannot spend its whole budget on one string; NUGGET_TOKENS bounds the answer's token budget.
 NUGGET_CHARS = 120
 NUGGET_TOKENS = 40
+_NONE_UNJUDGED: Counter[str] = Counter()
 
 
 @dataclass(frozen=True)
@@ -280,6 +282,12 @@ class NuggetsMethod(AnswerKeyMethod):
         for number, assessment in iter_assessments(path, lenient=lenient):
             yield Judged(assessment.run_id, assessment.qid, assessment, path, number)
 
+    def read_scored(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
+        """Lines exactly as `assign` writes them as LabelRow columns, the others as
+        Assessments (formats/assessments.py `iter_label_rows`)."""
+        for number, record in iter_label_rows(path, lenient=lenient):
+            yield Judged(record.run_id, record.qid, record, path, number)
+
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
         result = await create_nuggets(assessor, item.qid, item.query, item.documents,
                                       self.config)
@@ -298,17 +306,23 @@ class NuggetsMethod(AnswerKeyMethod):
         return Outcome(assessment_record(assessment),
                        sum(1 for n in assessment.nuggets if n.assignment == UNJUDGED))
 
-    def score(self, key: NuggetList | None, judgment: Assessment, pool: Any
+    def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
-        scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
+        if isinstance(judgment, LabelRow):
+            scores = label_scores(judgment.importance, judgment.assignment)
+        else:
+            scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
         length = judgment.length
         if length is None or judgment.stated_length:  # L from the text, never self-reported
             length = text_length(judgment.answer_text)
         scores["L"] = float(length)
         return scores
 
-    def nothing_judged(self, judgment: Assessment) -> str | None:
+    def nothing_judged(self, judgment: Assessment | LabelRow) -> str | None:
         """An answer whose every nugget stayed unassigned: no score from it."""
+        if isinstance(judgment, LabelRow):
+            labels = judgment.assignment
+            return "answer" if labels and labels.count(UNJUDGED) == len(labels) else None
         labels = [n.assignment for n in judgment.nuggets]
         return "answer" if labels and all(a == UNJUDGED for a in labels) else None
 
@@ -344,21 +358,44 @@ class NuggetsMethod(AnswerKeyMethod):
         by_run = read_assignment_sheets(paths, queries, allow_blank=allow_blank)
         return {run: [assessment_record(a) for a in items] for run, items in by_run.items()}
 
-    def _texts(self, key: NuggetList) -> list[str]:
-        """The key's nugget texts, made once per key."""
-        cache: dict[int, tuple[NuggetList, list[str]]] = self.__dict__.setdefault("_keyed", {})
+    def _keyed(self, key: NuggetList) -> tuple[list[str], list[str]]:
+        """The key's nugget texts and importance labels, made once per key."""
+        cache: dict[int, tuple[NuggetList, list[str], list[str]]] = \
+            self.__dict__.setdefault("_key_columns", {})
         held = cache.get(id(key))
         if held is None or held[0] is not key:
-            held = cache[id(key)] = (key, [n.text for n in key.nuggets])
-        return held[1]
+            held = cache[id(key)] = (key, [n.text for n in key.nuggets],
+                                     [n.importance for n in key.nuggets])
+        return held[1], held[2]
+
+    def _check_row(self, key: NuggetList | None, judged: Judged, row: LabelRow
+                   ) -> Checked | None:
+        """`check` of a LabelRow on whole columns: None when its nuggets differ from the key's
+        (texts or importance labels), for the Assessment path to resolve and note."""
+        if key is not None and (row.texts, row.importance) != self._keyed(key):
+            return None
+        counts = _NONE_UNJUDGED  # shared, never changed: most answers have none
+        if UNJUDGED in row.importance or UNJUDGED in row.assignment:
+            counts = +Counter(importance=row.importance.count(UNJUDGED),
+                              assignment=row.assignment.count(UNJUDGED))
+        warning = None if "vital" in row.importance else f"topic {judged.qid} has no vital " \
+            "nugget: its V and V_strict are 0"
+        return Checked(counts, [], warning)
 
     def check(self, key: NuggetList | None, judged: Judged, lenient: bool) -> Checked:
         """The assessment aligned with its key (formats/assessments.py `align_with_key`; the
         key's importance wins, noted), its unjudged items and its topic's warning, in one pass
-        over the nuggets: this runs once per judged answer, 45,000 times for 150 runs."""
+        over the nuggets: this runs once per judged answer, 45,000 times for 150 runs. A
+        LabelRow that agrees with its key is checked on whole columns; one that does not
+        becomes its Assessment (`judged.record`) and is checked as one."""
+        if type(judged.record) is LabelRow:
+            checked = self._check_row(key, judged, judged.record)
+            if checked is not None:
+                return checked
+            judged.record = judged.record.assessment()
         assessment: Assessment = judged.record
         notes: list[str] = []
-        if key is not None and [n.text for n in assessment.nuggets] != self._texts(key):
+        if key is not None and [n.text for n in assessment.nuggets] != self._keyed(key)[0]:
             notes += align_with_key(assessment, key, judged.path, judged.line, lenient)
         counts: Counter[str] = Counter()
         vital = False

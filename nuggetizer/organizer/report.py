@@ -16,9 +16,10 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from nuggetizer import __version__
 from nuggetizer.errors import InputError
 from nuggetizer.flow.scoring import ScoreTable
 from nuggetizer.flow.tables import leaderboard_tsv
+from nuggetizer.formats.label_rows import LabelRow
 from nuggetizer.formats.tables import iter_per_topic
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.labels import SUPPORTED
@@ -39,20 +41,56 @@ class UnknownRuns(ValueError):
     """Run ids asked for that the scores do not hold."""
 
 
+_SUPPORTED = frozenset(SUPPORTED)
+
+
+class Gaps:
+    """What the page reads of the nugget assessments, gathered one assessment at a time (so
+    that none need be kept): each topic's query text and the nuggets no run supported."""
+
+    def __init__(self, runs: Collection[str] | None = None) -> None:
+        self.runs = runs  # only these runs' assessments count (None: all)
+        self.queries: dict[str, str] = {}  # the first query text of each topic
+        self.order: dict[str, dict[str, str]] = {}  # topic: nugget text -> importance
+        self.supported: dict[str, set[str]] = {}  # topic: texts some run supported
+        self.last: dict[str, list[str]] = {}  # topic: the nugget texts last added
+        self.count = 0  # assessments added
+
+    def add(self, a: Assessment | LabelRow) -> None:
+        """One assessment (skipped when its run is not among `runs`)."""
+        if self.runs is not None and a.run_id not in self.runs:
+            return
+        self.count += 1
+        if a.query:
+            self.queries.setdefault(a.qid, a.query)
+        if isinstance(a, LabelRow):
+            texts, importance, assignment = a.texts, a.importance, a.assignment
+        else:
+            texts = [n.text for n in a.nuggets]
+            importance = [n.importance for n in a.nuggets]
+            assignment = [n.assignment for n in a.nuggets]
+        seen = self.order.setdefault(a.qid, {})
+        if self.last.get(a.qid) != texts:  # the same nuggets as the topic's last: all seen
+            self.last[a.qid] = texts
+            for text, label in zip(texts, importance):
+                seen.setdefault(text, label)
+        self.supported.setdefault(a.qid, set()).update(
+            compress(texts, map(_SUPPORTED.__contains__, assignment)))
+
+    def unsupported(self) -> dict[str, list[tuple[str, str]]]:
+        """Per topic, the (importance, text) of nuggets that no run supported."""
+        supported = self.supported
+        return {q: [(imp, text) for text, imp in texts.items() if text not in supported[q]]
+                for q, texts in self.order.items()
+                if any(text not in supported[q] for text in texts)}
+
+
 def unsupported_nuggets(assessments: Sequence[Assessment]) -> dict[str, list[tuple[str, str]]]:
     """Per topic, the (importance, text) of nuggets that no run supported, even partially."""
-    supported: dict[str, set[str]] = {}
-    order: dict[str, dict[str, str]] = {}
+    gaps = Gaps()
     for a in assessments:
-        seen = order.setdefault(a.qid, {})
-        hit = supported.setdefault(a.qid, set())
-        for n in a.nuggets:
-            seen.setdefault(n.text, n.importance)
-            if n.assignment in SUPPORTED:
-                hit.add(n.text)
-    return {q: [(imp, text) for text, imp in texts.items() if text not in supported[q]]
-            for q, texts in order.items()
-            if any(text not in supported[q] for text in texts)}
+        gaps.add(a)
+    return gaps.unsupported()
 
 
 def table_from_per_topic(path: Path) -> ScoreTable:
@@ -120,7 +158,7 @@ def _leaderboard_html(table: ScoreTable, ranks: dict[str, int]) -> str:
     return rows_html(["rank", *lines[0]], rows, ["", "text run"])
 
 
-def write_report(table: ScoreTable, assessments: Sequence[Assessment], out_dir: Path, *,
+def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, out_dir: Path, *,
                  measure: str | Sequence[str] = "V_strict",
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
@@ -130,13 +168,18 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment], out_dir: 
     (one: `distributions.png`, `heatmap.png`; several: one pair per measure); the length
     figure when the table has the answer length L, the gaps when nugget assessments are given.
     `sources`: what the inputs record (provenance, usage, query texts); `runs`: show only
-    these (UnknownRuns, before anything is written, for an id the table lacks)."""
+    these (UnknownRuns, before anything is written, for an id the table lacks). The
+    assessments can come gathered as Gaps (of the runs shown), not kept one by one."""
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     shown = select_runs(table, runs) if runs else table
-    if runs:
-        assessments = [a for a in assessments if a.run_id in shown.means]
+    if isinstance(assessments, Gaps):
+        gaps = assessments
+    else:
+        gaps = Gaps(shown.means if runs else None)
+        for a in assessments:
+            gaps.add(a)
     sources = sources or Sources()
-    sources.add_queries((a.qid, a.query) for a in assessments)
+    sources.add_queries(gaps.queries.items())
     out_dir.mkdir(parents=True, exist_ok=True)
     chosen = [measure] if isinstance(measure, str) else list(measure)
     figures: dict[str, tuple[Any, str, str]] = {}
@@ -167,12 +210,13 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment], out_dir: 
     for name, (_, _, caption) in figures.items():
         parts.append(f"<h2>{E(caption)}</h2><div class='scroll'><img src='{name}' "
                      f"alt='{E(caption)}'></div>")
-    if assessments:
-        gaps = unsupported_nuggets(assessments)
-        count = sum(len(v) for v in gaps.values())
+    if gaps.count:
+        unsupported = gaps.unsupported()
+        count = sum(len(v) for v in unsupported.values())
         whose = "none of the runs shown" if runs else "no run"
-        parts.append(f"<h2>Nuggets {whose} supported ({count} in {len(gaps)} topics)</h2>")
-        for qid, items in gaps.items():
+        parts.append(f"<h2>Nuggets {whose} supported ({count} in {len(unsupported)} "
+                     "topics)</h2>")
+        for qid, items in unsupported.items():
             entries = "".join(f"<li class='{E(imp)}'>{E(text)} <small>({E(imp)})</small></li>"
                               for imp, text in items)
             query = sources.queries.get(qid)

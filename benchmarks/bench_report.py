@@ -1,0 +1,61 @@
+"""The report at track scale: 150 runs x 300 topics x 20 nuggets of synthetic assessments.
+
+    .venv/bin/python benchmarks/bench_report.py [--runs 150] [--topics 300] [--nuggets 20]
+        [--repeat 3] [--checkout PATH ...]
+
+Writes the assessment files as `bench_score.py` does (long run names, as the report's scale
+test uses), then runs `nuggetizer report FOLDER -o OUT` in fresh processes and prints the
+median time and peak memory (max RSS). With `--checkout` (repeatable: each a checkout with its
+own .venv), the checkouts report on the same files in alternating runs, and their pages and
+figures are compared: the HTML byte for byte (the date aside), each PNG byte for byte and, where
+the bytes differ, pixel for pixel.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_score import prepare  # noqa: E402
+from sidebyside import alternate, arguments, compare  # noqa: E402
+
+NAME = "team{:03d}-bm25-monot5-rerank-gpt4o-listwise-citations-long-run-name"
+
+
+def same_pixels(a: Path, b: Path) -> bool:
+    """Whether two PNGs decode to the same pixels."""
+    import numpy
+    from PIL import Image
+
+    with Image.open(a) as first, Image.open(b) as second:
+        return first.size == second.size and bool(
+            numpy.array_equal(numpy.asarray(first.convert("RGBA")),
+                              numpy.asarray(second.convert("RGBA"))))
+
+
+def main() -> None:
+    args = arguments(__doc__, topics=300)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        prepare(folder, args, name=NAME)
+        timings = alternate(args.checkouts, args.repeat, folder / "out",
+                            lambda out: ["report", str(folder / "assessments"), "-o", str(out)])
+        for t in timings:
+            print(t.line("report"))
+        for line in compare(folder / "out", len(args.checkouts), lambda p: p.suffix != ".png"):
+            print(line)
+        base = folder / "out" / "checkout0" / "round0"
+        for index in range(1, len(args.checkouts)):
+            other = folder / "out" / f"checkout{index}" / "round0"
+            for png in sorted(base.glob("*.png")):
+                twin = other / png.name
+                if twin.is_file() and png.read_bytes() != twin.read_bytes():
+                    verdict = "same pixels" if same_pixels(png, twin) else "PIXELS DIFFER"
+                    print(f"{png.name} of checkout {index}: {verdict}")
+
+
+if __name__ == "__main__":
+    main()
