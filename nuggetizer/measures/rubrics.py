@@ -13,7 +13,9 @@ So a negative-weight criterion (a failure mode) graded Satisfied (the answer sho
 subtracts its weight from the numerator; graded Not Satisfied it adds nothing. The score can
 therefore fall below 0. Ours adds one rule the release has no need of: a criterion that stayed
 unjudged is left out of the numerator and the denominator (counted elsewhere, never scored as
-Not Satisfied); an answer with no judged criterion has no score.
+Not Satisfied); an answer with no judged criterion has no score. Quoted from the release; the
+paper's own scoring section could not be read here (a partial grade, if it reports one, is not
+implemented).
 """
 
 from __future__ import annotations
