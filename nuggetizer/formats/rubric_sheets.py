@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.sheets import _answer_rows, _tsv, sheet_files
+from nuggetizer.formats.sheets import _answer_rows, _tsv, by_topic, records_by_run
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.parsing import normalise_label
 
@@ -27,11 +27,8 @@ _SHORT = {"s": "satisfied", "ns": "not_satisfied", "satisfied": "satisfied",
 def rubric_sheets(judgments: Iterable[Mapping[str, Any]], comment: str) -> dict[str, str]:
     """Rubric judgment records as one TSV per topic: {qid: text}; judged labels shown,
     unjudged ones blank for the assessor."""
-    by_topic: dict[str, list[Mapping[str, Any]]] = {}
-    for j in judgments:
-        by_topic.setdefault(str(j["qid"]), []).append(j)
     sheets: dict[str, str] = {}
-    for qid, group in by_topic.items():
+    for qid, group in by_topic(judgments).items():
         rows: list[tuple[object, ...]] = []
         for j in group:
             rows.append(("answer", qid, j["run_id"], "", "", "", j.get("answer_text", ""), ""))
@@ -115,14 +112,5 @@ def read_rubric_sheet(path: Path, keys: Mapping[str, Any] | None, *, allow_blank
 def read_rubric_sheets(paths: Sequence[Path], keys: Mapping[str, Any] | None, *,
                        allow_blank: bool = False) -> dict[str, list[dict[str, Any]]]:
     """Rubric sheets (files, or folders of `*.tsv`) as judgment records by run id."""
-    by_run: dict[str, list[dict[str, Any]]] = {}
-    where: dict[tuple[str, str], Path] = {}
-    for path in sheet_files(paths):
-        for record in read_rubric_sheet(path, keys, allow_blank=allow_blank):
-            ids = (record["run_id"], record["qid"])
-            if ids in where:
-                raise InputError(path, None, f"run {ids[0]} topic {ids[1]} is also in "
-                                 f"{where[ids]}")
-            where[ids] = path
-            by_run.setdefault(record["run_id"], []).append(record)
-    return by_run
+    return records_by_run(paths, lambda path: read_rubric_sheet(path, keys,
+                                                                allow_blank=allow_blank))

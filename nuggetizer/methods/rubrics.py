@@ -22,7 +22,6 @@ Judgment record: `{"run_id", "qid", "answer_text", "criteria": [{"criterion", "w
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -40,7 +39,7 @@ from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 from nuggetizer.methods.registry import register
-from nuggetizer.parsing import ParseFailure, normalise_label
+from nuggetizer.parsing import json_label, normalise_label
 
 VERDICTS = ("Satisfied", "Not Satisfied")  # the release's verdict spellings
 SCHEMA = {
@@ -62,19 +61,8 @@ def grade_label(text: str) -> str | None:
 
 def parse_verdict(text: str) -> str:
     """The label of an answer: `{"verdict": ...}`, else the first verdict word; ParseFailure."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        value = value.get("verdict")
-    if isinstance(value, str) and (label := grade_label(value)):
-        return label
-    match = _WORD.search(text or "")
-    if match and (label := grade_label(match.group(1))):
-        return label
-    raise ParseFailure('no verdict found: answer {"verdict": "Satisfied"} or '
-                       '{"verdict": "Not Satisfied"}')
+    return json_label(text, "verdict", grade_label, _WORD,
+                      '{"verdict": "Satisfied"} or {"verdict": "Not Satisfied"}')
 
 
 def _number(value: Any) -> bool:
