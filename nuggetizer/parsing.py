@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -167,6 +167,24 @@ def normalise_label(label: str) -> str:
     """Case-, quote- and separator-insensitive form: ' Partial-Support ' -> 'partial_support'."""
     cleaned = label.strip().strip(_QUOTES).strip().lower()
     return _SEPARATORS.sub("_", cleaned)
+
+
+def json_label(text: str, field: str, to_label: Callable[[str], str | None],
+               word: re.Pattern[str], menu: str) -> str:
+    """One label from an answer: `{field: value}`, else the first match of `word`, each mapped by
+    `to_label`; ParseFailure naming the `menu` otherwise."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        value = value.get(field)
+    if isinstance(value, str) and (label := to_label(value)):
+        return label
+    match = word.search(text or "")
+    if match and (label := to_label(match.group(1))):
+        return label
+    raise ParseFailure(f"no label found: answer {menu}")
 
 
 def parse_labels(text: str, allowed: Sequence[str], n: int) -> list[str]:

@@ -20,6 +20,8 @@ from nuggetizer.methods.kpr import (
     parse_entailment,
     parse_points,
 )
+from nuggetizer.methods.rubrics import SCHEMA as RUBRICS_SCHEMA
+from nuggetizer.methods.rubrics import parse_verdict
 from nuggetizer.methods.support import SCHEMA as SUPPORT_SCHEMA
 from nuggetizer.methods.support import parse_support
 from nuggetizer.methods.udcg import RELEVANCE_SCHEMA, parse_relevance
@@ -39,6 +41,7 @@ CASES: dict[str, tuple[dict[str, Any], Callable[[str], Any]]] = {
     "entailment": (ENTAIL_SCHEMA, parse_entailment),
     "support": (SUPPORT_SCHEMA, parse_support),
     "udcg": (RELEVANCE_SCHEMA, parse_relevance),
+    "rubrics": (RUBRICS_SCHEMA, parse_verdict),
 }
 
 

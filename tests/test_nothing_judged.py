@@ -15,7 +15,7 @@ import pytest
 import scripted
 from click.testing import CliRunner
 from emulated import NUGGETS, emulator
-from shared_data import CRUX_DUC, RAG24
+from shared_data import CRUX_DUC, RAG24, RAG26_DEV
 
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
@@ -81,11 +81,19 @@ async def udcg_inputs(assessor: Assessor) -> tuple[Any, Target]:
     return key, Target(run_id="r", qid=item.qid, passages=docs)
 
 
+async def rubrics_inputs(assessor: Assessor) -> tuple[Any, Target]:
+    """The first dev topic's rubrics (negative weights among them) and a gpt-4o answer."""
+    path = RAG26_DEV / "research-rubrics-dev-rubrics.jsonl"
+    key = make_method("rubrics").key_record(first_line(path), path, 1, False)
+    _, text = gpt4o_answer()
+    return key, Target(run_id="r", qid=key["qid"], answer=text)
+
+
 # What each registered method is judged on; a method added to the registry without an entry
 # here fails the audit until it has one.
 INPUTS: dict[str, Callable[[Assessor], Awaitable[tuple[Any, Target]]]] = {
     "nuggets": nuggets_inputs, "support": support_inputs, "crux": crux_inputs,
-    "kpr": kpr_inputs, "udcg": udcg_inputs,
+    "kpr": kpr_inputs, "udcg": udcg_inputs, "rubrics": rubrics_inputs,
 }
 
 

@@ -30,6 +30,8 @@ VARIABLES: dict[str, dict[str, object]] = {
     "umbrela_subnarrative": {"narrative": "THE NARRATIVE", "sub_narratives": '["A", "B"]',
                              "passage": "THE PASSAGE"},
     "support_judge": {"sentence": "THE SENTENCE", "passage": "THE PASSAGE"},
+    "rubrics_grade": {"document": "THE DOCUMENT", "criterion": "THE CRITERION",
+                      "axis": "THE AXIS", "weight": -3.0},
 }
 # A sentence of each published prompt that the default template must keep.
 PUBLISHED = {

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -265,15 +265,37 @@ def _cited(value: object) -> str:
     return str(value)
 
 
+def by_topic(judgments: Iterable[Any]) -> dict[str, list[Any]]:
+    """Judgment records grouped by topic id, in order of first appearance."""
+    grouped: dict[str, list[Any]] = {}
+    for j in judgments:
+        grouped.setdefault(str(j["qid"]), []).append(j)
+    return grouped
+
+
+def records_by_run(paths: Sequence[Path], read: Callable[[Path], list[dict[str, Any]]]
+                   ) -> dict[str, list[dict[str, Any]]]:
+    """The judgment records `read` finds in each sheet (files, or folders of `*.tsv`), by run
+    id; a (run, topic) in two sheets is an InputError."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    where: dict[tuple[str, str], Path] = {}
+    for path in sheet_files(paths):
+        for record in read(path):
+            ids = (record["run_id"], record["qid"])
+            if ids in where:
+                raise InputError(path, None, f"run {ids[0]} topic {ids[1]} is also in "
+                                 f"{where[ids]}")
+            where[ids] = path
+            by_run.setdefault(record["run_id"], []).append(record)
+    return by_run
+
+
 def support_sheets(judgments: Iterable[dict[str, Any]], comment: str) -> dict[str, str]:
     """Support judgment records as one TSV per topic: {qid: text}. A judged pair shows its
     label; a pair that cannot be judged shows `unjudged` and why; any other unjudged pair (a
     blank sheet, or an LLM output that never parsed) is left blank for the assessor."""
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for j in judgments:
-        by_topic.setdefault(str(j["qid"]), []).append(j)
     sheets: dict[str, str] = {}
-    for qid, group in by_topic.items():
+    for qid, group in by_topic(judgments).items():
         rows: list[tuple[object, ...]] = []
         for j in group:
             run_id = j["run_id"]
@@ -353,14 +375,4 @@ def read_support_sheet(path: str | Path, *, allow_blank: bool = False) -> list[d
 def read_support_sheets(paths: Sequence[Path], *, allow_blank: bool = False
                         ) -> dict[str, list[dict[str, Any]]]:
     """Read support sheets (files, or folders of `*.tsv`) into judgment records by run id."""
-    by_run: dict[str, list[dict[str, Any]]] = {}
-    where: dict[tuple[str, str], Path] = {}
-    for path in sheet_files(paths):
-        for record in read_support_sheet(path, allow_blank=allow_blank):
-            ids = (record["run_id"], record["qid"])
-            if ids in where:
-                raise InputError(path, None, f"run {ids[0]} topic {ids[1]} is also in "
-                                 f"{where[ids]}")
-            where[ids] = path
-            by_run.setdefault(record["run_id"], []).append(record)
-    return by_run
+    return records_by_run(paths, lambda path: read_support_sheet(path, allow_blank=allow_blank))

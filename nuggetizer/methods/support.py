@@ -24,7 +24,6 @@ anyone; `error` and `raw`: the LLM's output never parsed).
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -43,7 +42,7 @@ from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
 from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target
 from nuggetizer.methods.registry import register
-from nuggetizer.parsing import ParseFailure
+from nuggetizer.parsing import json_label
 
 SCHEMA = {
     "type": "object",
@@ -70,19 +69,9 @@ class SupportConfig:
 
 def parse_support(text: str) -> str:
     """The label of an answer: `{"label": ...}`, else the first label word; ParseFailure."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        value = value.get("label")
-    if isinstance(value, str) and (label := support_label(value)):
-        return label
-    match = _WORD.search(text or "")
-    if match and (label := support_label(match.group(1))):
-        return label
-    raise ParseFailure('no label found: answer {"label": "full_support"}, '
-                       '{"label": "partial_support"} or {"label": "no_support"}')
+    return json_label(text, "label", support_label, _WORD,
+                      '{"label": "full_support"}, {"label": "partial_support"} or '
+                      '{"label": "no_support"}')
 
 
 def passage_text(target: Target, docid: str) -> str:

@@ -1,0 +1,36 @@
+"""ResearchRubrics compliance: pure functions over graded rubric criteria.
+
+The formula, as released with the paper (Sharma et al., "ResearchRubrics: A Benchmark of
+Prompts and Rubrics For Evaluating Deep Research Agents", arXiv 2511.07685; evaluation code
+https://github.com/scaleapi/researchrubrics, README "Calculating Compliance Scores" and
+src/calculate_metrics/calculate_compliance_score.py):
+
+    "Binary grading: Satisfied = 1.0, Not Satisfied = 0.0
+     Compliance Score = Σ(weight × score) / Σ(positive weights)
+     Excludes negative-weight rubrics from denominator"
+
+So a negative-weight criterion (a failure mode) graded Satisfied (the answer shows the failure)
+subtracts its weight from the numerator; graded Not Satisfied it adds nothing. The score can
+therefore fall below 0. Ours adds one rule the release has no need of: a criterion that stayed
+unjudged is left out of the numerator and the denominator (counted elsewhere, never scored as
+Not Satisfied); an answer with no judged criterion has no score. Quoted from the release; the
+paper's own scoring section could not be read here (a partial grade, if it reports one, is not
+implemented).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+MEASURES: tuple[str, ...] = ("compliance",)
+GRADES: dict[str, float] = {"satisfied": 1.0, "not_satisfied": 0.0}  # the binary scale
+LABELS: tuple[str, ...] = tuple(GRADES)
+
+
+def compliance(graded: Iterable[tuple[float, str]]) -> float:
+    """Σ(weight × grade) / Σ(positive weights) over the judged (weight, label) pairs; 0 when no
+    judged criterion has a positive weight (the release's `else 0.0`)."""
+    judged = [(float(w), GRADES[label]) for w, label in graded if label in GRADES]
+    numerator = sum(w * g for w, g in judged)
+    denominator = sum(w for w, _ in judged if w > 0)
+    return numerator / denominator if denominator > 0 else 0.0
