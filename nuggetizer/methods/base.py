@@ -114,6 +114,9 @@ class AnswerKeyMethod(ABC):
     judgments_dir: ClassVar[str] = "judgments"  # the judgments' folder inside it
     key_fields: ClassVar[dict[str, type]] = {}  # fields every key record must carry
     answered_only: ClassVar[frozenset[str]] = frozenset()  # means over answered topics only
+    # measures a table lists only where some judgment gives them (e.g. per-sub-narrative
+    # coverage, for keys that map nuggets to sub-narratives)
+    diagnostic: ClassVar[frozenset[str]] = frozenset()
     skip_without_documents: ClassVar[bool] = False  # a topic with no passage gets no key
     needs_pool: ClassVar[bool] = False  # score() reads every judgment of the topic
     scores_without_key: ClassVar[bool] = False  # judgments carry all that scoring reads

@@ -18,9 +18,10 @@ from nuggetizer.formats.assessments import (
     align_with_key,
     assessment_record,
     iter_assessments,
+    keep_key_extras,
     parse_assessment,
 )
-from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
+from nuggetizer.formats.nuggets import extras_record, nuggets_record, parse_nugget_list
 from nuggetizer.formats.sheets import assignment_sheets, read_assignment_sheets
 from nuggetizer.labels import (
     ASSIGNMENT_LABELS,
@@ -31,6 +32,7 @@ from nuggetizer.labels import (
     importance_of,
 )
 from nuggetizer.measures.nuggets import MEASURES, nugget_scores, text_length
+from nuggetizer.measures.subnarratives import SUB_NARRATIVE_MEASURES, sub_narrative_coverage
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
     Checked,
@@ -234,6 +236,7 @@ async def assign_nuggets(
                     importance=nugget.importance,
                     assignment=assignment_of(labels[offset] if labels else None),
                     raw=None if labels else raw,
+                    **extras_record(nugget),
                 )
             )
     return Assessment(
@@ -254,7 +257,8 @@ class NuggetsMethod(AnswerKeyMethod):
 
     name = "nuggets"
     prompts = PROMPTS
-    measures = MEASURES
+    measures = (*MEASURES, *SUB_NARRATIVE_MEASURES)
+    diagnostic = frozenset(SUB_NARRATIVE_MEASURES)  # only for keys with sub-narratives
     primary = "V_strict"
     targets = ("answer",)
     config_type = NuggetConfig
@@ -305,6 +309,8 @@ class NuggetsMethod(AnswerKeyMethod):
         if length is None or judgment.stated_length:  # L from the text, never self-reported
             length = text_length(judgment.answer_text)
         scores["L"] = float(length)
+        scores.update(sub_narrative_coverage(
+            (n.mapped_sub_narrative, n.importance, n.assignment) for n in judgment.nuggets))
         return scores
 
     def nothing_judged(self, judgment: Assessment) -> str | None:
@@ -329,8 +335,8 @@ class NuggetsMethod(AnswerKeyMethod):
         return Assessment(
             run_id=target.run_id, qid=target.qid, query=key.query,
             answer_text=target.answer or "", length=target.length,
-            nuggets=[AssessedNugget(text=n.text, importance=n.importance, assignment=UNJUDGED)
-                     for n in key.nuggets])
+            nuggets=[AssessedNugget(text=n.text, importance=n.importance, assignment=UNJUDGED,
+                                    **extras_record(n)) for n in key.nuggets])
 
     def sheets(self, judgments: Sequence[Assessment], comment: str) -> dict[str, str]:
         return assignment_sheets(judgments, comment)
@@ -342,6 +348,8 @@ class NuggetsMethod(AnswerKeyMethod):
                               "made from")
         queries = {q: nl.query for q, nl in keys.items()}
         by_run = read_assignment_sheets(paths, queries, allow_blank=allow_blank)
+        for assessment in (a for items in by_run.values() for a in items):
+            keep_key_extras(assessment, keys[assessment.qid])
         return {run: [assessment_record(a) for a in items] for run, items in by_run.items()}
 
     def _texts(self, key: NuggetList) -> list[str]:
@@ -371,6 +379,8 @@ class NuggetsMethod(AnswerKeyMethod):
                              f"{judged.qid!r}: nugget {nugget.text!r} is {nugget.importance} "
                              f"here but {importance} in the key (the key's is used)")
                 nugget.importance = importance
+            if keyed_nugget.mapped_sub_narrative is not None:  # the key's mapping wins too
+                nugget.mapped_sub_narrative = keyed_nugget.mapped_sub_narrative
             if importance == "vital":
                 vital = True
             elif importance == UNJUDGED:
