@@ -115,6 +115,10 @@ def test_assignment_keeps_the_fields_and_score_gives_coverage(key: Path,
             assert got[(record["qid"], measure)] == pytest.approx(value, abs=5e-5)
     assert got[(next(q for q in original if q not in qids), "SN_cov_all")] == 0.0
     assert "SN_cov_vital" in (tmp_path / "lb.tsv").read_text().splitlines()[0]
+    html = tmp_path / "html"
+    invoke("report", out, "--nuggets", key, "-o", html, "--measure", "SN_cov_vital")
+    page = (html / "index.html").read_text(encoding="utf-8")
+    assert "<th>SN_cov_all</th>" in page and "mean over its sub-narratives" in page
 
 
 def test_a_key_without_sub_narratives_has_no_coverage_column(key: Path,
