@@ -39,6 +39,7 @@ class KeyInput:
     reference: str | None = None  # CRUX: the human-written reference summary
     documents: list[Segment] = field(default_factory=list)  # judged or retrieved passages
     grades: dict[str, int] = field(default_factory=dict)  # qrels grade of each document
+    sub_narratives: list[str] = field(default_factory=list)  # nuggets are mapped to these
 
 
 @dataclass
@@ -149,6 +150,10 @@ class AnswerKeyMethod(ABC):
     def settings(self) -> dict[str, Any]:
         """The configuration recorded in provenance (must decide the outputs)."""
         return dataclasses.asdict(self.config)
+
+    def used_prompts(self) -> tuple[str, ...]:
+        """The prompts this configuration calls (their hashes go in the provenance)."""
+        return self.prompts
 
     def prompt(self, name: str) -> Prompt:
         """One of the method's prompt templates (from `prompt_dir` when it has one)."""

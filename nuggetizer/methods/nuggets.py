@@ -55,7 +55,8 @@ from nuggetizer.types import (
 )
 
 T = TypeVar("T")
-PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign")
+PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign", "nuggets_subnarrative")
+MAPPING_PROMPT = "nuggets_subnarrative"  # used only to map nuggets to given sub-narratives
 # A nugget is 1-12 words: the schema caps each at NUGGET_CHARS characters so that a weak model
 # cannot spend its whole budget on one string; NUGGET_TOKENS bounds the answer's token budget.
 NUGGET_CHARS = 120
@@ -269,6 +270,20 @@ class NuggetsMethod(AnswerKeyMethod):
     scores_without_key = True
     skip_without_documents = True
 
+    # where the sub-narratives the nuggets are mapped to came from (None: not mapped)
+    sub_narrative_source: dict[str, str] | None = None
+
+    def used_prompts(self) -> tuple[str, ...]:
+        if self.sub_narrative_source is None:
+            return tuple(p for p in self.prompts if p != MAPPING_PROMPT)
+        return self.prompts
+
+    def settings(self) -> dict[str, Any]:
+        found = super().settings()
+        if self.sub_narrative_source is not None:
+            found["sub_narratives"] = dict(self.sub_narrative_source)
+        return found
+
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> NuggetList:
         return parse_nugget_list(obj, path, line, lenient=lenient)
@@ -287,6 +302,10 @@ class NuggetsMethod(AnswerKeyMethod):
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
         result = await create_nuggets(assessor, item.qid, item.query, item.documents,
                                       self.config)
+        if item.sub_narratives and result.nuggets.nuggets:
+            from nuggetizer.methods.nuggets_mapping import map_sub_narratives
+            result.unparsed += await map_sub_narratives(
+                assessor, item.query, result.nuggets.nuggets, item.sub_narratives, self.config)
         record = nuggets_record(result.nuggets)
         if result.unparsed:
             record["unparsed"] = [u.record() for u in result.unparsed]
