@@ -115,6 +115,15 @@ def test_assignment_keeps_the_fields_and_score_gives_coverage(key: Path,
             assert got[(record["qid"], measure)] == pytest.approx(value, abs=5e-5)
     assert got[(next(q for q in original if q not in qids), "SN_cov_all")] == 0.0
     assert "SN_cov_vital" in (tmp_path / "lb.tsv").read_text().splitlines()[0]
+    invoke("export-sheets", "--assessments", out, "-o", tmp_path / "sheets")
+    invoke("import-sheets", tmp_path / "sheets", "--nuggets", key, "-o", tmp_path / "manual")
+    manual = [json.loads(x) for x in (tmp_path / "manual" / "run-x.jsonl").read_text()
+              .splitlines()]
+    def fields(rs: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
+        return {r["qid"]: [{f: n[f] for f in (*FIELDS, "assignment")} for n in r["nuggets"]]
+                for r in rs}
+
+    assert fields(manual) == fields(records)
     html = tmp_path / "html"
     invoke("report", out, "--nuggets", key, "-o", html, "--measure", "SN_cov_vital")
     page = (html / "index.html").read_text(encoding="utf-8")
