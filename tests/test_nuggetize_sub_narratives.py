@@ -94,3 +94,18 @@ def test_without_mapping_nothing_changes_and_bad_uses_are_errors(tmp_path: Path)
                                        "--map-sub-narratives", "--narratives", str(narratives)])
     assert lacking.exit_code == 2 and "no sub-narratives for 1 topics" in lacking.output
     assert "Traceback" not in lacking.output
+
+
+def test_a_dry_run_counts_the_mapping_calls(tmp_path: Path) -> None:
+    def not_rendered(*extra: str) -> int:
+        done = CliRunner().invoke(cli, [*inputs(tmp_path), "-o", str(tmp_path / "k.jsonl"),
+                                        "--dry-run", *extra])
+        assert done.exit_code == 0, done.output
+        found = re.search(r"about (\d+) more calls not rendered", done.output)
+        assert found is not None, done.output
+        return int(found[1])
+
+    plain = not_rendered()
+    # 2 topics x 30 nuggets at most / 10 a call: 6 importance calls, and 6 mapping calls more
+    assert plain == 6
+    assert not_rendered("--map-sub-narratives", "--sub-narratives-from", str(NUGGETS)) == 12
