@@ -75,6 +75,10 @@ class Nugget(BaseModel):
 
     text: str
     importance: Importance = "unjudged"
+    # TREC RAG 2026 keys: the sub-narrative the nugget answers (as the file spells it) and
+    # whether it was made by the nuggetizer or by a post-editor ("original", "post-edit")
+    mapped_sub_narrative: str | None = None
+    source: str | None = None
 
 
 class NuggetList(BaseModel):
@@ -92,6 +96,8 @@ class AssessedNugget(BaseModel):
     importance: Importance
     assignment: Assignment
     raw: str | None = None
+    mapped_sub_narrative: str | None = None  # kept from the key (see Nugget)
+    source: str | None = None
 
 
 class Assessment(BaseModel):

@@ -19,6 +19,8 @@ VARIABLES: dict[str, dict[str, object]] = {
                        "max_nuggets": 30},
     "nuggets_importance": {"query": "q", "nuggets": ["a", "b"]},
     "nuggets_assign": {"query": "q", "answer": "a", "nuggets": ["a", "b"]},
+    "nuggets_subnarrative": {"query": "THE QUERY", "sub_narratives": ["S1", "S2"],
+                             "nuggets": ["a", "b"]},
     "crux_questions": {"n": 15, "summary": "THE SUMMARY"},
     "crux_rating": {"question": "THE QUESTION", "context": "THE CONTEXT"},
     "kpr_extract": {"query": "THE QUERY", "text": "THE TEXT", "demonstration": True},

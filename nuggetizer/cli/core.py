@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from nuggetizer.cli.dry import (
     echo_report,
 )
 from nuggetizer.cli.grading import (
+    attach_sub_narratives,
     check_fill,
     make_grading,
     qrels_grading,
@@ -100,6 +102,9 @@ RENDER = click.option(
 @click.option("--max-nuggets", type=int, default=None, help="nuggets kept while creating [30]")
 @click.option("--keep", type=int, default=None, help="nuggets kept after sorting [20; 0: all]")
 @click.option("--no-labels", is_flag=True, help="skip importance and trim (for post-editing)")
+@click.option("--map-sub-narratives", is_flag=True,
+              help="map each nugget to one of its topic's sub-narratives (of --narratives or "
+                   "--sub-narratives-from), kept as mapped_sub_narrative (TREC RAG 2026)")
 @RENDER
 @topic_options
 @dry_run_options
@@ -112,7 +117,7 @@ def nuggetize_command(
     grade_pool: bool, run_paths: tuple[Path, ...], cited_only: bool,
     graded_qrels: Path | None, reasks: int, only_topics: tuple[str, ...],
     only_topics_file: Path | None, render: str | None, scale: str, narratives: Path | None,
-    sub_narratives_from: Path | None, **options: Any,
+    sub_narratives_from: Path | None, map_sub_narratives: bool, **options: Any,
 ) -> None:
     """Build an answer key for each topic (nuggets from its judged segments by default; with
     --grade-pool, from the runs' passages graded by the LLM first)."""
@@ -120,8 +125,13 @@ def nuggetize_command(
              "label": False if no_labels else None, "render": render}
     only = chosen_topics(only_topics, only_topics_file)
     grading = make_grading(scale, narratives, sub_narratives_from)
-    if not grade_pool and (grading.scale.name != DEFAULT_SCALE or grading.source):
-        raise ConfigError("--scale, --narratives and --sub-narratives-from go with --grade-pool")
+    if map_sub_narratives and grade_pool:
+        raise ConfigError("--map-sub-narratives does not cover --grade-pool: grade with "
+                          "`relevance` first, then nuggetize --map-sub-narratives from its qrels")
+    if not grade_pool and (grading.scale.name != DEFAULT_SCALE or
+                           (grading.source and not map_sub_narratives)):
+        raise ConfigError("--scale, --narratives and --sub-narratives-from go with --grade-pool"
+                          " (or, the last two, with --map-sub-narratives)")
     min_grade = relevant_default(grading if grade_pool else qrels_grading(qrels), min_grade,
                                  settings)  # 2 for qrels graded (or declared) 0-4
     if "min_grade" in setting_names(method):  # else only the threshold of the passages read
@@ -155,6 +165,8 @@ def nuggetize_command(
                                      docs_runs=docs_runs, depth=depth, min_grade=min_grade)
     inputs, skipped = restrict_inputs(inputs, skipped, only,
                                       list(read_topics(topics)) if only else None)
+    if map_sub_narratives:
+        attach_sub_narratives(chosen, inputs, grading)
     assessor = make_assessor_from(options)
     batcher = batcher_from(options, assessor, output.parent)
     if options["dry_run"]:
@@ -162,6 +174,9 @@ def nuggetize_command(
         ledger = dry_step(dry, lambda tmp: build_keys(chosen, inputs, dry, tmp / output.name,
                                                       None, skipped))
         ledger.estimated_calls += importance_estimate(chosen, len(inputs))
+        if map_sub_narratives:  # one mapping call per importance batch's worth of nuggets
+            ledger.estimated_calls += len(inputs) * math.ceil(
+                chosen.config.max_nuggets / max(1, chosen.config.label_batch))
         echo_report(f"nuggetize --method {chosen.name} ({len(inputs)} topics)", ledger, dry,
                     assessor.prices, NUGGETIZE_NOTE)
         return

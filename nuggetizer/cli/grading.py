@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from nuggetizer.errors import ConfigError
 from nuggetizer.flow.scales import (
     DEFAULT_GRADING,
     DEFAULT_SCALE,
@@ -18,6 +19,8 @@ from nuggetizer.flow.scales import (
     get_scale,
 )
 from nuggetizer.formats.narratives import sub_narrative_source
+from nuggetizer.methods.base import AnswerKeyMethod, KeyInput
+from nuggetizer.methods.nuggets import NuggetsMethod
 from nuggetizer.track import Track
 
 FILE_IN = click.Path(dir_okay=False, path_type=Path)
@@ -49,6 +52,25 @@ def make_grading(scale: str, narratives: Path | None, nuggets: Path | None) -> G
     if source is None:
         return Grading(get_scale(scale))
     return Grading(get_scale(scale), source[0], source[1])
+
+
+def attach_sub_narratives(method: AnswerKeyMethod, inputs: Sequence[KeyInput],
+                          grading: Grading) -> None:
+    """`nuggetize --map-sub-narratives`: each topic's sub-narratives (from --narratives or
+    --sub-narratives-from) go with its key input, and the method records where they came
+    from; a topic without any is an error naming the file."""
+    if not isinstance(method, NuggetsMethod):
+        raise ConfigError("--map-sub-narratives is an option of --method nuggets")
+    if grading.sub_narratives is None or grading.source is None:
+        raise ConfigError("--map-sub-narratives maps nuggets to the sub-narratives of "
+                          "--narratives FILE or --sub-narratives-from NUGGETS: give one")
+    lacking = [i.qid for i in inputs if not grading.sub_narratives.get(i.qid)]
+    if lacking:
+        raise ConfigError(f"{grading.source['path']}: no sub-narratives for {len(lacking)} "
+                          f"topics to nuggetize, e.g. {lacking[0]!r}")
+    for item in inputs:
+        item.sub_narratives = list(grading.sub_narratives[item.qid])
+    method.sub_narrative_source = dict(grading.source)
 
 
 def check_fill(fill: Path | None, grading: Grading, output: Path) -> None:

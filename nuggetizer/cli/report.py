@@ -17,6 +17,7 @@ from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.tables import is_per_topic
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.measures.nuggets import MEASURES
+from nuggetizer.measures.subnarratives import SUB_NARRATIVE_MEASURES
 from nuggetizer.methods.registry import make_method, method_names
 from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
@@ -106,8 +107,9 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     else:
         chosen = list(measures) or ["V_strict"]
         for measure in chosen:
-            if measure not in MEASURES:
-                raise click.BadParameter(f"{measure!r} is not one of {', '.join(MEASURES)}",
+            if measure not in (*MEASURES, *SUB_NARRATIVE_MEASURES):
+                raise click.BadParameter(f"{measure!r} is not one of {', '.join(MEASURES)} "
+                                         f"(or {', '.join(SUB_NARRATIVE_MEASURES)})",
                                          param_hint="--measure")
         files = judgment_files(list(assessments))
         method = make_method("nuggets")

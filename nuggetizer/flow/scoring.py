@@ -141,6 +141,8 @@ def score_judged(
                        unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty)
     for run_id, answered in scored.items():
         _fill(table, method, run_id, answered)
+    table.measures = tuple(m for m in table.measures if m not in method.diagnostic
+                           or any(m in means for means in table.means.values()))
     _count_left_out(table, left_out, scored)
     table.warnings = [warnings[q] for q in order if q in warnings]
     return table

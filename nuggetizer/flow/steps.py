@@ -113,7 +113,7 @@ async def run_journalled(
 def _stamp(method: AnswerKeyMethod, assessor: Assessor | None, track: str | None) -> dict:
     config = {"method": method.name, **method.settings()}
     info = assessor.provenance() if assessor is not None else None
-    return provenance(info, method.prompts, config=config, track=track,
+    return provenance(info, method.used_prompts(), config=config, track=track,
                       prompt_dir=method.prompt_dir)
 
 

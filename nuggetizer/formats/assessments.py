@@ -1,7 +1,8 @@
 """Assessments: one JSONL line per (run, topic), each nugget with its assignment label.
 
 `{"run_id", "qid", "query", "answer_text", "length"?, "nuggets": [{"text", "importance",
-"assignment", "raw"?}], "provenance"?}`. castorini's assignment files read too: they spell
+"assignment", "raw"?, "mapped_sub_narrative"?, "source"?}], "provenance"?}` (the last two kept
+from a TREC RAG 2026 key). castorini's assignment files read too: they spell
 `length` as `response_length` (the run's self-reported, uncut figure: kept as read, marked
 `stated_length`, never used for L, which scoring counts from the answer text), and older ones
 have no `run_id` (the file name stands in: castorini names each assignment file after its run).
@@ -20,7 +21,13 @@ from pydantic import ValidationError
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import field, id_field, iter_lines, parse_object
-from nuggetizer.formats.nuggets import check_label, parse_nugget, warn_labels
+from nuggetizer.formats.nuggets import (
+    check_label,
+    extras_record,
+    nugget_extras,
+    parse_nugget,
+    warn_labels,
+)
 from nuggetizer.labels import (
     ASSIGNMENT_VALUES,
     CASTORINI_FAILED,
@@ -80,6 +87,7 @@ def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: boo
                 importance=importance_of(importance),
                 assignment=assignment_of(assignment),
                 raw=field(item, "raw", str, path, line, default=None, where=where),
+                **nugget_extras(item, k, path, line),
             )
         )
     warn_labels(path, line, "importance", bad_importance)
@@ -151,6 +159,7 @@ def assessment_record(a: Assessment, provenance: dict[str, Any] | None = None) -
         }
         if n.raw is not None:
             item["raw"] = n.raw
+        item.update(extras_record(n))
         nuggets.append(item)
     record: dict[str, Any] = {
         "run_id": a.run_id,
@@ -163,6 +172,15 @@ def assessment_record(a: Assessment, provenance: dict[str, Any] | None = None) -
     if provenance is not None:
         record["provenance"] = provenance
     return record
+
+
+def keep_key_extras(assessment: Assessment, key: NuggetList) -> None:
+    """Give each nugget of `assessment`, in place, the EXTRAS of the key's nugget of the same
+    text (an assessment read back from a sheet, which does not carry them)."""
+    extras = {n.text: extras_record(n) for n in key.nuggets}
+    for n in assessment.nuggets:
+        for name, value in extras.get(n.text, {}).items():
+            setattr(n, name, value)
 
 
 MISSING = "(not in this assessment: a nugget of the key it is scored against)"
@@ -200,7 +218,8 @@ def align_with_key(assessment: Assessment, key: NuggetList, path: Path, line: in
             aligned.append(found.pop(0))
         else:
             aligned.append(AssessedNugget(text=keyed.text, importance=keyed.importance,
-                                          assignment="unjudged", raw=MISSING))
+                                          assignment="unjudged", raw=MISSING,
+                                          **extras_record(keyed)))
     assessment.nuggets = aligned
     notes = []
     if missing:

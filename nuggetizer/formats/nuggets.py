@@ -1,7 +1,9 @@
 """Nugget answer keys: one JSONL line per topic.
 
 `{"qid", "query", "nuggets": [{"text", "importance"}]}`, the format the castorini nuggetizer
-reads and writes, plus a `provenance` block on output. Extra keys are ignored on input.
+reads and writes, plus a `provenance` block on output. The TREC RAG 2026 keys' nugget fields
+`mapped_sub_narrative` and `source` (strings) are kept and written back where present (see
+EXTRAS); other extra keys are ignored on input.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from nuggetizer.labels import IMPORTANCE_VALUES, importance_of
 from nuggetizer.types import Nugget, NuggetList
 
 log = logging.getLogger(__name__)
-
-
+# Optional string fields of a nugget, kept through reading, assignment, sheets and writing.
+EXTRAS = ("mapped_sub_narrative", "source")
 
 def check_label(
     value: str,
@@ -73,6 +75,19 @@ def parse_nugget(
     return text, importance, raw
 
 
+def nugget_extras(item: dict[str, Any], k: int, path: Path, line: int) -> dict[str, str]:
+    """The EXTRAS fields `nuggets[k]` carries (strings; null or absent leaves one out)."""
+    where = f"nuggets[{k}]."
+    found = {name: field(item, name, str, path, line, default=None, where=where)
+             for name in EXTRAS}
+    return {name: value for name, value in found.items() if value is not None}
+
+
+def extras_record(nugget: Any) -> dict[str, str]:
+    """The EXTRAS fields of a nugget (key or assessed) that are set, for its JSON record."""
+    return {name: value for name in EXTRAS if (value := getattr(nugget, name)) is not None}
+
+
 def parse_nugget_list(obj: dict[str, Any], path: Path, line: int, *, lenient: bool
                       ) -> NuggetList:
     """One topic's nuggets from a line of a nuggets file (see `read_nuggets`)."""
@@ -82,7 +97,8 @@ def parse_nugget_list(obj: dict[str, Any], path: Path, line: int, *, lenient: bo
     nuggets, unknown = [], []
     for k, item in enumerate(items):
         text, importance, raw = parse_nugget(item, k, path, line, lenient=lenient)
-        nuggets.append(Nugget(text=text, importance=importance_of(importance)))
+        nuggets.append(Nugget(text=text, importance=importance_of(importance),
+                              **nugget_extras(item, k, path, line)))
         if importance is None:
             unknown.append(raw)
     warn_labels(path, line, "importance", unknown)
@@ -116,7 +132,8 @@ def nuggets_record(nl: NuggetList, provenance: dict[str, Any] | None = None) -> 
     record: dict[str, Any] = {
         "qid": nl.qid,
         "query": nl.query,
-        "nuggets": [{"text": n.text, "importance": n.importance} for n in nl.nuggets],
+        "nuggets": [{"text": n.text, "importance": n.importance, **extras_record(n)}
+                    for n in nl.nuggets],
     }
     if provenance is not None:
         record["provenance"] = provenance

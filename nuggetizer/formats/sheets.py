@@ -5,7 +5,8 @@ line breaks inside a cell). Lines starting with `#` are comments. Imports are st
 problem is an InputError naming the file, the line and the column.
 
 - Nugget sheet: `qid  query  n  nugget  importance`, one row per nugget; rows may be edited,
-  deleted or added (leave `n` empty); importance must be vital or okay.
+  deleted or added (leave `n` empty); importance must be vital or okay. A TREC RAG 2026 key
+  adds the columns `mapped_sub_narrative` and `source` (kept as written; empty leaves them out).
 - Assignment sheets, one file per topic: an `answer` row (`kind qid run_id n text length`) followed
   by its `nugget` rows (`n text importance assignment`); assessors fill `assignment` with support,
   partial_support or not_support.
@@ -27,6 +28,7 @@ from typing import Any
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_lines
+from nuggetizer.formats.nuggets import EXTRAS
 from nuggetizer.formats.writing import run_file_name, write_text_atomic
 from nuggetizer.labels import (
     ASSIGNMENT_LABELS,
@@ -57,8 +59,10 @@ def _tsv(header: tuple[str, ...], rows: Iterable[Iterable[object]], comment: str
     return buffer.getvalue()
 
 
-def _rows(path: Path, header: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line, row) for each data row of a sheet; the header must name `header` (any order)."""
+def _rows(path: Path, header: tuple[str, ...], optional: tuple[str, ...] = ()
+          ) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line, row) for each data row of a sheet; the header must name `header` (any order);
+    `optional` columns are read where the header names them (else absent from the row)."""
     lines = [(n, text) for n, text in iter_lines(path) if not text.lstrip().startswith("#")]
     numbers = [n for n, _ in lines]
     reader = csv.reader((text + "\n" for _, text in lines), delimiter="\t")
@@ -79,7 +83,9 @@ def _rows(path: Path, header: tuple[str, ...]) -> Iterator[tuple[int, dict[str, 
                 raise InputError(path, line, f"{len(row)} cells but the header has "
                                  f"{len(columns)} columns (a tab inside a cell needs quotes)")
             cells = dict(zip(columns, [c.strip() for c in row]))
-            yield line, {c: cells.get(c, "") for c in header}
+            values = {c: cells.get(c, "") for c in header}
+            values.update({c: cells.get(c, "") for c in optional if c in columns})
+            yield line, values
     except csv.Error as exc:
         raise InputError(path, None, f"not a readable TSV sheet: {exc}") from None
     if columns is None:
@@ -126,13 +132,17 @@ def _label(value: str, allowed: tuple[str, ...], column: str, path: Path, line: 
 
 
 def nugget_sheet(keys: dict[str, NuggetList], comment: str) -> str:
-    """The nugget lists as an editable TSV; unjudged importance is left blank to fill in."""
+    """The nugget lists as an editable TSV; unjudged importance is left blank to fill in. The
+    EXTRAS columns are added when any nugget carries one of them."""
+    extras = tuple(e for e in EXTRAS if any(getattr(n, e) is not None
+                                            for nl in keys.values() for n in nl.nuggets))
     rows = (
-        (nl.qid, nl.query, k, n.text, "" if n.importance == "unjudged" else n.importance)
+        (nl.qid, nl.query, k, n.text, "" if n.importance == "unjudged" else n.importance,
+         *(getattr(n, e) or "" for e in extras))
         for nl in keys.values()
         for k, n in enumerate(nl.nuggets, 1)
     )
-    return _tsv(NUGGET_COLUMNS, rows, comment)
+    return _tsv((*NUGGET_COLUMNS, *extras), rows, comment)
 
 
 def read_nugget_sheet(path: str | Path, *, allow_blank: bool = False) -> dict[str, NuggetList]:
@@ -140,7 +150,7 @@ def read_nugget_sheet(path: str | Path, *, allow_blank: bool = False) -> dict[st
     path = Path(path)
     result: dict[str, NuggetList] = {}
     queries: dict[str, tuple[str, int]] = {}
-    for line, row in _rows(path, NUGGET_COLUMNS):
+    for line, row in _rows(path, NUGGET_COLUMNS, EXTRAS):
         qid, query, text = row["qid"], row["query"], row["nugget"]
         if not qid:
             raise InputError(path, line, "column qid is empty")
@@ -156,7 +166,9 @@ def read_nugget_sheet(path: str | Path, *, allow_blank: bool = False) -> dict[st
             result[qid] = NuggetList(qid=qid, query=query, nuggets=[])
         importance = _label(row["importance"], IMPORTANCE_LABELS, "importance", path, line,
                             allow_blank=allow_blank)
-        result[qid].nuggets.append(Nugget(text=text, importance=importance_of(importance)))
+        extras = {e: row[e] for e in EXTRAS if row.get(e)}
+        result[qid].nuggets.append(Nugget(text=text, importance=importance_of(importance),
+                                          **extras))
     if not result:
         raise InputError(path, None, "the sheet holds no nuggets")
     return result

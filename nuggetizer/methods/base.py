@@ -39,6 +39,7 @@ class KeyInput:
     reference: str | None = None  # CRUX: the human-written reference summary
     documents: list[Segment] = field(default_factory=list)  # judged or retrieved passages
     grades: dict[str, int] = field(default_factory=dict)  # qrels grade of each document
+    sub_narratives: list[str] = field(default_factory=list)  # nuggets are mapped to these
 
 
 @dataclass
@@ -114,6 +115,9 @@ class AnswerKeyMethod(ABC):
     judgments_dir: ClassVar[str] = "judgments"  # the judgments' folder inside it
     key_fields: ClassVar[dict[str, type]] = {}  # fields every key record must carry
     answered_only: ClassVar[frozenset[str]] = frozenset()  # means over answered topics only
+    # measures a table lists only where some judgment gives them (e.g. per-sub-narrative
+    # coverage, for keys that map nuggets to sub-narratives)
+    diagnostic: ClassVar[frozenset[str]] = frozenset()
     skip_without_documents: ClassVar[bool] = False  # a topic with no passage gets no key
     needs_pool: ClassVar[bool] = False  # score() reads every judgment of the topic
     scores_without_key: ClassVar[bool] = False  # judgments carry all that scoring reads
@@ -146,6 +150,10 @@ class AnswerKeyMethod(ABC):
     def settings(self) -> dict[str, Any]:
         """The configuration recorded in provenance (must decide the outputs)."""
         return dataclasses.asdict(self.config)
+
+    def used_prompts(self) -> tuple[str, ...]:
+        """The prompts this configuration calls (their hashes go in the provenance)."""
+        return self.prompts
 
     def prompt(self, name: str) -> Prompt:
         """One of the method's prompt templates (from `prompt_dir` when it has one)."""

@@ -3,7 +3,6 @@ labels, listwise assignment."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +17,11 @@ from nuggetizer.formats.assessments import (
     align_with_key,
     assessment_record,
     iter_assessments,
+    keep_key_extras,
     parse_assessment,
 )
 from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
-from nuggetizer.formats.nuggets import nuggets_record, parse_nugget_list
+from nuggetizer.formats.nuggets import extras_record, nuggets_record, parse_nugget_list
 from nuggetizer.formats.sheets import assignment_sheets, read_assignment_sheets
 from nuggetizer.labels import (
     ASSIGNMENT_LABELS,
@@ -32,6 +32,7 @@ from nuggetizer.labels import (
     importance_of,
 )
 from nuggetizer.measures.nuggets import MEASURES, label_scores, nugget_scores, text_length
+from nuggetizer.measures.subnarratives import SUB_NARRATIVE_MEASURES, sub_narrative_coverage
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
     Checked,
@@ -40,9 +41,11 @@ from nuggetizer.methods.base import (
     Outcome,
     Target,
 )
+from nuggetizer.methods.labelling import Unparsed, chunks, label_batches
+from nuggetizer.methods.nuggets_mapping import map_sub_narratives
 from nuggetizer.methods.registry import register
-from nuggetizer.parsing import labels_schema, parse_labels, parse_strings, strings_schema
-from nuggetizer.templates import RENDERINGS, Prompt, load_prompt
+from nuggetizer.parsing import parse_strings, strings_schema
+from nuggetizer.templates import RENDERINGS, load_prompt
 from nuggetizer.types import (
     Answer,
     AssessedNugget,
@@ -54,7 +57,8 @@ from nuggetizer.types import (
 )
 
 T = TypeVar("T")
-PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign")
+PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign", "nuggets_subnarrative")
+MAPPING_PROMPT = "nuggets_subnarrative"  # used only to map nuggets to given sub-narratives
 # A nugget is 1-12 words: the schema caps each at NUGGET_CHARS characters so that a weak model
 # cannot spend its whole budget on one string; NUGGET_TOKENS bounds the answer's token budget.
 NUGGET_CHARS = 120
@@ -95,35 +99,11 @@ class NuggetConfig:
 
 
 @dataclass
-class Unparsed:
-    """An LLM answer that never parsed: kept with the output, counted in the summary."""
-
-    step: str
-    batch: int
-    raw: str
-    error: str
-    reasoning: str | None = None  # a reasoning model's thinking before `raw`
-
-    def record(self) -> dict:
-        """JSON form stored beside the result."""
-        record = {"step": self.step, "batch": self.batch, "error": self.error, "raw": self.raw}
-        if self.reasoning:
-            record["reasoning"] = self.reasoning
-        return record
-
-
-@dataclass
 class KeyResult:
     """The nuggets of one topic and what went wrong while making them."""
 
     nuggets: NuggetList
     unparsed: list[Unparsed] = field(default_factory=list)
-
-
-def chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
-    """Consecutive slices of at most `size` items."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def sort_and_trim(nuggets: list[Nugget], keep: int) -> list[Nugget]:
@@ -165,35 +145,11 @@ async def create_nuggets(
     return KeyResult(NuggetList(qid=qid, query=query, nuggets=nuggets), unparsed)
 
 
-async def _label_batches(
-    assessor: Assessor,
-    prompt: Prompt,
-    variables: dict,
-    nuggets: Sequence[str],
-    allowed: Sequence[str],
-    batch_size: int,
-    reasks: int,
-) -> list[tuple[list[str] | None, str, str]]:
-    """Ask for one label per nugget, `batch_size` nuggets a call, batches concurrently."""
-
-    async def one(batch: Sequence[str]) -> tuple[list[str] | None, str, str]:
-        parsed = await assessor.ask(
-            prompt.render(nuggets=list(batch), **variables),
-            lambda text: parse_labels(text, allowed, len(batch)),
-            schema=labels_schema(list(allowed), len(batch)),
-            max_tokens=16 * len(batch) + 32,
-            reasks=reasks,
-        )
-        return parsed.value, parsed.raw, parsed.error or ""
-
-    return await asyncio.gather(*(one(b) for b in chunks(nuggets, batch_size)))
-
-
 async def label_importance(
     assessor: Assessor, query: str, nuggets: list[Nugget], config: NuggetConfig
 ) -> list[Unparsed]:
     """Set each nugget's importance in place; a batch that never parses stays unjudged."""
-    results = await _label_batches(
+    results = await label_batches(
         assessor,
         load_prompt("nuggets_importance"),
         {"query": query, "render": config.render},
@@ -217,7 +173,7 @@ async def assign_nuggets(
     assessor: Assessor, key: NuggetList, answer: Answer, length: int, config: NuggetConfig
 ) -> Assessment:
     """Judge one answer against one topic's nuggets, listwise; failures become unjudged items."""
-    results = await _label_batches(
+    results = await label_batches(
         assessor,
         load_prompt("nuggets_assign"),
         {"query": key.query, "answer": config.answer(answer), "render": config.render},
@@ -236,6 +192,7 @@ async def assign_nuggets(
                     importance=nugget.importance,
                     assignment=assignment_of(labels[offset] if labels else None),
                     raw=None if labels else raw,
+                    **extras_record(nugget),
                 )
             )
     return Assessment(
@@ -256,7 +213,8 @@ class NuggetsMethod(AnswerKeyMethod):
 
     name = "nuggets"
     prompts = PROMPTS
-    measures = MEASURES
+    measures = (*MEASURES, *SUB_NARRATIVE_MEASURES)
+    diagnostic = frozenset(SUB_NARRATIVE_MEASURES)  # only for keys with sub-narratives
     primary = "V_strict"
     targets = ("answer",)
     config_type = NuggetConfig
@@ -266,6 +224,20 @@ class NuggetsMethod(AnswerKeyMethod):
     answered_only = frozenset({"L"})
     scores_without_key = True
     skip_without_documents = True
+
+    # where the sub-narratives the nuggets are mapped to came from (None: not mapped)
+    sub_narrative_source: dict[str, str] | None = None
+
+    def used_prompts(self) -> tuple[str, ...]:
+        if self.sub_narrative_source is None:
+            return tuple(p for p in self.prompts if p != MAPPING_PROMPT)
+        return self.prompts
+
+    def settings(self) -> dict[str, Any]:
+        found = super().settings()
+        if self.sub_narrative_source is not None:
+            found["sub_narratives"] = dict(self.sub_narrative_source)
+        return found
 
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> NuggetList:
@@ -291,6 +263,9 @@ class NuggetsMethod(AnswerKeyMethod):
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
         result = await create_nuggets(assessor, item.qid, item.query, item.documents,
                                       self.config)
+        if item.sub_narratives and result.nuggets.nuggets:
+            result.unparsed += await map_sub_narratives(
+                assessor, item.query, result.nuggets.nuggets, item.sub_narratives, self.config)
         record = nuggets_record(result.nuggets)
         if result.unparsed:
             record["unparsed"] = [u.record() for u in result.unparsed]
@@ -310,12 +285,21 @@ class NuggetsMethod(AnswerKeyMethod):
               ) -> dict[str, float]:
         if isinstance(judgment, LabelRow):
             scores = label_scores(judgment.importance, judgment.assignment)
+            # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
+            # are the key's
+            mapped = [n.mapped_sub_narrative for n in key.nuggets] if key is not None \
+                else [None] * len(judgment.texts)
+            labelled: Iterable[tuple[str | None, str, str]] = zip(
+                mapped, judgment.importance, judgment.assignment)
         else:
             scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
+            labelled = ((n.mapped_sub_narrative, n.importance, n.assignment)
+                        for n in judgment.nuggets)
         length = judgment.length
         if length is None or judgment.stated_length:  # L from the text, never self-reported
             length = text_length(judgment.answer_text)
         scores["L"] = float(length)
+        scores.update(sub_narrative_coverage(labelled))
         return scores
 
     def nothing_judged(self, judgment: Assessment | LabelRow) -> str | None:
@@ -343,8 +327,8 @@ class NuggetsMethod(AnswerKeyMethod):
         return Assessment(
             run_id=target.run_id, qid=target.qid, query=key.query,
             answer_text=target.answer or "", length=target.length,
-            nuggets=[AssessedNugget(text=n.text, importance=n.importance, assignment=UNJUDGED)
-                     for n in key.nuggets])
+            nuggets=[AssessedNugget(text=n.text, importance=n.importance, assignment=UNJUDGED,
+                                    **extras_record(n)) for n in key.nuggets])
 
     def sheets(self, judgments: Sequence[Assessment], comment: str) -> dict[str, str]:
         return assignment_sheets(judgments, comment)
@@ -356,6 +340,8 @@ class NuggetsMethod(AnswerKeyMethod):
                               "made from")
         queries = {q: nl.query for q, nl in keys.items()}
         by_run = read_assignment_sheets(paths, queries, allow_blank=allow_blank)
+        for assessment in (a for items in by_run.values() for a in items):
+            keep_key_extras(assessment, keys[assessment.qid])
         return {run: [assessment_record(a) for a in items] for run, items in by_run.items()}
 
     def _keyed(self, key: NuggetList) -> tuple[list[str], list[str]]:
@@ -408,6 +394,8 @@ class NuggetsMethod(AnswerKeyMethod):
                              f"{judged.qid!r}: nugget {nugget.text!r} is {nugget.importance} "
                              f"here but {importance} in the key (the key's is used)")
                 nugget.importance = importance
+            if keyed_nugget.mapped_sub_narrative is not None:  # the key's mapping wins too
+                nugget.mapped_sub_narrative = keyed_nugget.mapped_sub_narrative
             if importance == "vital":
                 vital = True
             elif importance == UNJUDGED:

@@ -147,6 +147,11 @@ def select_runs(table: ScoreTable, wanted: Sequence[str]) -> ScoreTable:
                    missing={r: table.missing.get(r, 0) for r in keep})
 
 
+SN_NOTE = ("SN_cov_vital and SN_cov_all (diagnostic, not in the ranking): per topic, the mean "
+           "over its sub-narratives of the share of their vital (all) judged nuggets labelled "
+           "support.")
+
+
 def _file_part(measure: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", measure)
 
@@ -205,6 +210,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, ou
              provenance_html(sources, datetime.now(UTC), __version__),
              "<h2 id='leaderboard'>Leaderboard</h2>", _leaderboard_html(shown, ranks),
              "<p><small>The figures label runs by this rank.</small></p>",
+             *([f"<p><small>{E(SN_NOTE)}</small></p>"]
+               if "SN_cov_vital" in shown.measures else []),
              f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",
              topics_html(shown, chosen[0], sources.queries, ranks)]
     for name, (_, _, caption) in figures.items():
