@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.assessors.untrusted import inline, line_safe
@@ -56,7 +56,6 @@ from nuggetizer.types import (
     Sentence,
 )
 
-T = TypeVar("T")
 PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign", "nuggets_subnarrative")
 MAPPING_PROMPT = "nuggets_subnarrative"  # used only to map nuggets to given sub-narratives
 # A nugget is 1-12 words: the schema caps each at NUGGET_CHARS characters so that a weak model
