@@ -6,11 +6,14 @@ runs list (UMBRELA, flow/relevance.py) into `OUT/relevance.qrels`, then builds t
 those graded >= the method's `min_grade`; a `qrels` file, if also given, is kept and only its
 holes are graded. `scale = "0-4"` grades on UMBRELA's sub-narrative scale (TREC RAG 2026) with
 the sub-narratives of `narratives` or `sub_narratives_from` (a nuggets file); the keys are then
-built from the passages graded >= 2 unless the method's table sets `min_grade`.
+built from the passages graded >= 2 unless the method's table sets `min_grade`, and
+`map_sub_narratives = true` maps each nugget built to one of them (mapped_sub_narrative).
 
 `methods = ["nuggets", "support"]` (instead of `method`) evaluates the same runs with several
 methods, each with its own table: `evaluate` writes each method's key, judgments and tables
-into `OUT/METHOD/` and a combined leaderboard of every measure into `OUT`.
+into `OUT/METHOD/` and a combined leaderboard of every measure into `OUT`. A method's table may
+name that method's own key (`key = "rubrics.jsonl"` under `[rubrics]`), beside a key the others
+build.
 
 `assessors = ["openai:a", "openai:b", "openai:c"]` (instead of `assessor`) judges with an
 ensemble, `samples = N` asks each assessor N times, `aggregate` chooses how the votes combine
@@ -43,6 +46,7 @@ class Relevance(BaseModel):
     scale: Literal["0-3", "0-4"] = "0-3"  # UMBRELA's scale (flow/scales.py)
     narratives: Path | None = None  # 0-4: narratives with their sub_narratives
     sub_narratives_from: Path | None = None  # 0-4: nuggets with mapped_sub_narrative
+    map_sub_narratives: bool = False  # nuggets built mapped to those sub-narratives
 
 
 class TrackPrices(BaseModel):
@@ -82,12 +86,17 @@ class Track(BaseModel):
     prices: TrackPrices | None = None  # per million tokens, for evaluate --dry-run
     method_settings: dict[str, Any] = {}  # the table named after the method
     method_tables: dict[str, dict[str, Any]] = {}  # every method's table, by method name
+    method_keys: dict[str, Path] = {}  # `key` of a method's own table, by method name
 
     def settings(self, name: str | None = None) -> dict[str, Any]:
         """The settings table of the track's (first) method, or of the method `name`."""
         if name is None or name == self.method:
             return dict(self.method_settings)
         return dict(self.method_tables.get(name, {}))
+
+    def key_of(self, name: str) -> Path | None:
+        """The key the method `name` judges with as given (its table's, else the track's)."""
+        return self.method_keys.get(name, self.key)
 
     def method_list(self) -> list[str]:
         """The methods the track evaluates, the first's primary measure ranking the runs."""
@@ -102,12 +111,12 @@ def _check_method(track: Track, method: Any, path: Path, several: bool) -> None:
             raise ConfigError(f"{path}: [relevance] builds the keys: give it or a `key` file, "
                               "not both")
         if "qrels" not in method.key_needs | method.key_reads and not (
-                several and not method.needs_key):
+                several and (not method.needs_key or method.name in track.method_keys)):
             raise ConfigError(f"{path}: [relevance]: method {method.name!r} does not build "
                               "its keys from judged passages")
         if track.corpus is None or not (track.runs or track.retrieval_runs):
             raise ConfigError(f"{path}: [relevance] needs a corpus and runs to pool")
-    if track.key is None:
+    if track.key_of(method.name) is None:
         missing = [n for n in ("qrels", "corpus") if n in method.key_needs
                    and getattr(track, n) is None
                    and not (n == "qrels" and track.relevance is not None)]
@@ -146,6 +155,10 @@ def load_track(name_or_file: str) -> Track:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     tables = {name: data.pop(name) for name in method_names() if name in data}
+    own_keys = {name: table.pop("key") for name, table in tables.items() if "key" in table}
+    for name, value in own_keys.items():
+        if not isinstance(value, str):
+            raise ConfigError(f"{path}: [{name}] key: give the key file's path as a string")
     try:
         track = Track.model_validate(data)
     except ValidationError as exc:
@@ -175,7 +188,8 @@ def load_track(name_or_file: str) -> Track:
             made[name] = make_method(name, track.settings(name))  # the method's own check
         except ConfigError as exc:
             raise ConfigError(f"{path}: [{name}] {exc}") from exc
-    keyed = [name for name in names if made[name].needs_key]
+    track.method_keys = {name: Path(value) for name, value in own_keys.items()}
+    keyed = [name for name in names if made[name].needs_key and name not in own_keys]
     if track.key is not None and len(keyed) > 1:
         raise ConfigError(f"{path}: `key` is one method's answer key, and {', '.join(keyed)} "
                           "each judge with one: leave it out (each builds its own)")
@@ -193,6 +207,7 @@ def load_track(name_or_file: str) -> Track:
     for name in ("qrels", "corpus", "key"):
         value = getattr(track, name)
         setattr(track, name, (base / value).resolve() if value is not None else None)
+    track.method_keys = {name: (base / p).resolve() for name, p in track.method_keys.items()}
     track.docs_runs = [(base / r).resolve() for r in track.docs_runs]
     track.runs = [(base / r).resolve() for r in track.runs]
     track.retrieval_runs = [(base / r).resolve() for r in track.retrieval_runs]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from nuggetizer.cli.grading import (
     attach_sub_narratives,
     check_fill,
     make_grading,
+    mapping_estimate,
     qrels_grading,
     relevant_default,
     scale_options,
@@ -174,9 +174,8 @@ def nuggetize_command(
         ledger = dry_step(dry, lambda tmp: build_keys(chosen, inputs, dry, tmp / output.name,
                                                       None, skipped))
         ledger.estimated_calls += importance_estimate(chosen, len(inputs))
-        if map_sub_narratives:  # one mapping call per importance batch's worth of nuggets
-            ledger.estimated_calls += len(inputs) * math.ceil(
-                chosen.config.max_nuggets / max(1, chosen.config.label_batch))
+        if map_sub_narratives:
+            ledger.estimated_calls += mapping_estimate(chosen, len(inputs))
         echo_report(f"nuggetize --method {chosen.name} ({len(inputs)} topics)", ledger, dry,
                     assessor.prices, NUGGETIZE_NOTE)
         return

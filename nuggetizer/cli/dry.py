@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from nuggetizer.cli.common import run_with
+from nuggetizer.cli.grading import attach_sub_narratives, mapping_estimate
 from nuggetizer.cli.steps import key_inputs_for, read_pool, restrict_topic_map
 from nuggetizer.flow.dryrun import (
     DryAssessor,
@@ -64,8 +65,8 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
                          depth: int = 20, cited_only: bool = False, corpus: Path | None,
                          fill: Path | None, reasks: int, allow_missing: bool = False,
                          min_grade: int | None = None, only: set[str] | None = None,
-                         track: str | None = None, grading: Grading = DEFAULT_GRADING
-                         ) -> Ledger:
+                         track: str | None = None, grading: Grading = DEFAULT_GRADING,
+                         map_sub_narratives: bool = False) -> Ledger:
     """`--dry-run` of the relevance step and, with a `method`, of the keys built from its
     grades (`--grade-pool`, a track's [relevance]): the grading is counted exactly; the keys
     exactly when the cache holds every grade, else as an upper bound (every pooled passage
@@ -93,9 +94,13 @@ def dry_grade_then_build(method: Any, dry: DryAssessor, prices: Prices, *, topic
                                          corpus=corpus, min_grade=min_grade)
         if only is not None:
             inputs = [i for i in inputs if i.qid in only]
+        if map_sub_narratives:
+            attach_sub_narratives(method, inputs, grading)
         keys, _ = count(dry, build_keys(method, inputs, dry, Path(tmp) / "keys.jsonl", track,
                                         skipped))
     keys.estimated_calls += importance_estimate(method, len(inputs))
+    if map_sub_narratives:
+        keys.estimated_calls += mapping_estimate(method, len(inputs))
     echo_report(f"nuggetize --method {method.name} ({len(inputs)} topics)", keys, dry, prices,
                 KEYS_EXACT if grading_ledger.calls == 0 else
                 KEYS_BOUND.format(top=grading.scale.grades[-1]))

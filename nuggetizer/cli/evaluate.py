@@ -153,13 +153,13 @@ def _plan(config: Track, name: str, base: Path, several: bool, only: set[str] | 
     targets = restrict_targets(make_targets(method, runs, retrieval, config.corpus,
                                             config.depth, config.allow_missing, "auto",
                                             config.topics), only)
-    keyless = not method.needs_key
-    if keyless and config.key is not None and not several:
+    keyless, given = not method.needs_key, config.key_of(method.name)
+    if keyless and given is not None and not several:
         raise ConfigError(f"track {config.name}: method {method.name} judges without an answer "
                           "key: leave out `key`")
-    key = None if keyless else config.key or base / method.key_file
+    key = None if keyless else given or base / method.key_file
     plan = _Plan(method, base, targets, key, base / method.judgments_dir)
-    if config.key is None and not keyless and config.relevance is None:
+    if given is None and not keyless and config.relevance is None:
         inputs, skipped = key_inputs_for(
             method, topics=config.topics, qrels=config.qrels, corpus=config.corpus,
             docs_runs=config.docs_runs, depth=config.depth)
@@ -172,7 +172,8 @@ async def _evaluate_steps(config: Track, plan: _Plan, assessor: Any, out: Path,
                           only: set[str] | None, batcher: Any = None) -> Summary:
     """One method's keys (graded pool, built, or the track's) and judgments."""
     method, key, graded = plan.method, plan.key, config.relevance
-    if key is not None and graded is not None:
+    given = config.key_of(method.name)
+    if key is not None and given is None and graded is not None:
         _, made = await grade_then_build(
             method, assessor, topics=config.topics, run_paths=config.runs,
             retrieval_runs=config.retrieval_runs, depth=graded.depth,
@@ -180,9 +181,9 @@ async def _evaluate_steps(config: Track, plan: _Plan, assessor: Any, out: Path,
             graded_qrels=out / "relevance.qrels", key=key, reasks=graded.reasks,
             allow_missing=graded.allow_missing, track=config.name, need_keys=True,
             lower=f"min_grade = 0 in the track's [{method.name}] table", only=only,
-            grading=track_grading(config))
+            grading=track_grading(config), map_sub_narratives=graded.map_sub_narratives)
         click.echo(made.line(), err=True)
-    elif key is not None and config.key is None:
+    elif key is not None and given is None:
         made = await batched(
             batcher, assessor, f"{method.name}-nuggetize", lambda a, tmp: build_keys(
                 method, plan.inputs, a, tmp / key.name if tmp else key, config.name,
@@ -203,15 +204,16 @@ def dry_evaluate(config: Track, method: Any, dry: Any, inputs: list[KeyInput], s
     """`evaluate --dry-run`: the key step (when the track builds its keys) and the assign step
     (when the keys exist: the track's, or an earlier run's), counted, nothing sent."""
     total = Ledger()
-    graded = config.relevance
-    if key is not None and config.key is None and graded is not None:
+    graded, given = config.relevance, config.key_of(method.name)
+    if key is not None and given is None and graded is not None:
         total = dry_grade_then_build(
             method, dry, prices, topics=config.topics, run_paths=config.runs,
             retrieval_runs=config.retrieval_runs, depth=graded.depth,
             cited_only=graded.cited_only, corpus=config.corpus, fill=config.qrels,
             reasks=graded.reasks, allow_missing=graded.allow_missing, only=only,
-            track=config.name, grading=track_grading(config))
-    elif key is not None and config.key is None:
+            track=config.name, grading=track_grading(config),
+            map_sub_narratives=graded.map_sub_narratives)
+    elif key is not None and given is None:
         built = dry_step(dry, lambda tmp: build_keys(method, inputs, dry, tmp / key.name,
                                                      config.name, skipped))
         built.estimated_calls += importance_estimate(method, len(inputs))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,15 @@ def attach_sub_narratives(method: AnswerKeyMethod, inputs: Sequence[KeyInput],
     for item in inputs:
         item.sub_narratives = list(grading.sub_narratives[item.qid])
     method.sub_narrative_source = dict(grading.source)
+
+
+def mapping_estimate(method: AnswerKeyMethod, topics: int) -> int:
+    """Calls a dry run adds for mapping nuggets to sub-narratives: one per importance batch's
+    worth of nuggets of each topic."""
+    if not isinstance(method, NuggetsMethod):
+        return 0
+    config = method.config
+    return topics * math.ceil(config.max_nuggets / max(1, config.label_batch))
 
 
 def check_fill(fill: Path | None, grading: Grading, output: Path) -> None:

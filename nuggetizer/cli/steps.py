@@ -17,7 +17,7 @@ from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.cli.common import (
     parse_pairs,
 )
-from nuggetizer.cli.grading import check_fill, grading_inputs
+from nuggetizer.cli.grading import attach_sub_narratives, check_fill, grading_inputs
 from nuggetizer.errors import ConfigError, NothingJudgedError
 from nuggetizer.flow.inputs import (
     answer_targets,
@@ -165,12 +165,14 @@ async def grade_then_build(
     reasks: int = DEFAULT_REASKS, allow_missing: bool = False, min_grade: int | None = None,
     track: str | None = None, lower: str = "--min-grade 0, or --set min_grade=0",
     need_keys: bool = False, only: set[str] | None = None, grading: Grading = DEFAULT_GRADING,
+    map_sub_narratives: bool = False,
 ) -> tuple[Summary, Summary]:
     """Answer keys without qrels: pool the passages the runs list (or cite), grade them with
     the relevance step into `graded_qrels` (with its judgments and provenance), then build the
     keys from the passages graded >= the method's threshold. Both steps resume and replay.
     A topic with no passage at the threshold gets no key (a note says so and how to lower it);
-    with `need_keys` (evaluate), no key at all is an error once the qrels are written."""
+    with `need_keys` (evaluate), no key at all is an error once the qrels are written; with
+    `map_sub_narratives` (a track's [relevance]), each nugget is mapped to a sub-narrative."""
     if "qrels" not in method.key_needs | method.key_reads:
         raise ConfigError(f"--grade-pool: --method {method.name} does not build its keys "
                           "from judged passages")
@@ -200,6 +202,8 @@ async def grade_then_build(
         click.echo(f"note: {skipped} of {len(topic_map)} topics have no passage graded >= "
                    f"{grade} in {graded_qrels}: they get no key (and no score); a lower "
                    f"threshold ({lower}) builds from every graded passage", err=True)
+    if map_sub_narratives:
+        attach_sub_narratives(method, inputs, grading)
     built = await build_keys(method, inputs, assessor, key, track, skipped, [graded_qrels])
     return graded.assessed.summary, built
 
