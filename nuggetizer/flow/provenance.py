@@ -109,11 +109,11 @@ def usage_of_input(path: Path) -> dict | None:
     the `usage.json` of its folder, for a judgment file)."""
     for candidate in (path.with_name(path.name + ".usage.json"), path.parent / "usage.json"):
         if candidate.is_file():
-            return _read_json(candidate)
+            return read_json_object(candidate)
     return None
 
 
-def _read_json(path: Path) -> dict | None:
+def read_json_object(path: Path) -> dict | None:
     """The JSON object in `path`; None when there is none or it cannot be read."""
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
@@ -145,7 +145,7 @@ def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] 
     entries = []
     usage: dict[str, dict] = {}
     own = output.with_name(output.name + ".usage.json")  # the step that made the output
-    for step, counters in usage_steps(_read_json(own) or {}).items():
+    for step, counters in usage_steps(read_json_object(own) or {}).items():
         usage.setdefault(step, counters)
     for path in inputs:
         stat = path.stat()

@@ -19,6 +19,7 @@ from typing import Any
 
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import ConfigError
+from nuggetizer.flow.provenance import read_json_object
 from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
 
@@ -97,11 +98,8 @@ def sidecar_of(qrels: Path) -> Path:
 def declared_scale(qrels: Path) -> str | None:
     """The scale the provenance sidecar of `qrels` declares; None when there is no sidecar,
     it cannot be read, or it declares none (qrels made elsewhere, or before scales)."""
-    try:
-        block = json.loads(sidecar_of(qrels).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    scale = block.get("scale") if isinstance(block, dict) else None
+    block = read_json_object(sidecar_of(qrels))
+    scale = block.get("scale") if block is not None else None
     return scale if isinstance(scale, str) else None
 
 

@@ -27,7 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.flow.provenance import usage_of_input, usage_path, usage_steps
+from nuggetizer.flow.provenance import (
+    read_json_object,
+    usage_of_input,
+    usage_path,
+    usage_steps,
+)
 from nuggetizer.formats.writing import write_text_atomic
 
 USAGE_FORMAT = 2
@@ -82,12 +87,8 @@ class UsageLedger:
     def _read(self) -> dict[str, Any] | None:
         """The record the earlier invocations left (None: none, unreadable, another step's).
         A record of the first format (no history) counts as its invocations, as one entry."""
-        try:
-            old = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(old, dict) or old.get("step") != self.step or \
-                not isinstance(old.get("usage"), dict):
+        old = read_json_object(self.path)
+        if old is None or old.get("step") != self.step or not isinstance(old.get("usage"), dict):
             return None
         if not isinstance(old.get("history"), list):
             old["history"] = [{"usage": old["usage"], "prices": old.get("prices"),
