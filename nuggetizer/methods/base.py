@@ -26,6 +26,7 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.keys import check_fields, check_ids
+from nuggetizer.methods.declare import Measure
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import Segment, Sentence, Topic
 
@@ -124,6 +125,19 @@ class AnswerKeyMethod(ABC):
     needs_key: ClassVar[bool] = True  # False: judges with no answer key (nothing to build)
     reads_citations: ClassVar[bool] = False  # answers come with their cited passages' texts
     prompt_dir: ClassVar[Path | None] = None  # templates outside nuggetizer.prompts
+
+    # the measures as declared (methods/declare.py); `measures`, `answered_only` and
+    # `diagnostic` are their names, derived from them for a class that declares Measure objects
+    declared: ClassVar[tuple[Measure, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("measures", ())
+        if own and all(isinstance(m, Measure) for m in own):
+            cls.declared = tuple(own)
+            cls.measures = tuple(m.name for m in own)
+            cls.answered_only = frozenset(m.name for m in own if m.answered_only)
+            cls.diagnostic = frozenset(m.name for m in own if m.diagnostic)
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.config_type()
