@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 
 import matplotlib.image
@@ -21,7 +20,7 @@ from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.measures.nuggets import answer_length
 from nuggetizer.methods.registry import make_method
-from nuggetizer.organizer import report_figures
+from nuggetizer.organizer import figure_worker
 from nuggetizer.organizer.report import unsupported_nuggets
 from nuggetizer.organizer.report_figures import (
     distributions_png,
@@ -105,10 +104,10 @@ def test_figures_drawn_in_a_child_are_the_bytes_drawn_here(assessed, tmp_path, m
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     jobs = [(distributions_png, "V_strict", "distributions.png"),
             (heatmap_png, "V_strict", "heatmap.png"), (length_png, "V_strict", "length.png")]
-    monkeypatch.setattr(report_figures, "_cpus", lambda: 2)
-    assert threading.active_count() == 1  # else draw_all would not fork
+    monkeypatch.setattr(figure_worker, "cpus", lambda: 2)
+    assert figure_worker.can_fork()  # one thread here, fork available
     draw_all([(d, m, tmp_path / "forked" / n) for d, m, n in jobs], table, ranks)
-    monkeypatch.setattr(report_figures, "_cpus", lambda: 1)
+    monkeypatch.setattr(figure_worker, "cpus", lambda: 1)
     draw_all([(d, m, tmp_path / "serial" / n) for d, m, n in jobs], table, ranks)
     for _, _, name in jobs:
         forked = (tmp_path / "forked" / name).read_bytes()

@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import io
 import math
-import multiprocessing
-import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +26,7 @@ from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import ListedColormap, NoNorm, Normalize  # noqa: E402
 
 from nuggetizer.flow.scoring import ScoreTable  # noqa: E402
+from nuggetizer.organizer import figure_worker  # noqa: E402
 
 DPI = 100
 LABEL_PT = 7.0  # smallest tick label, in points
@@ -58,32 +55,30 @@ def save(fig: Any, path: Path) -> None:
 Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]
 
 
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
-
-
 def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
              ranks: Mapping[str, int] | None) -> None:
-    """Draw each (figure function, measure, path) of `jobs` for `table`. With two CPUs or more
-    where processes can fork (and this one runs no other thread), the heat maps, the slowest
-    figures, are drawn in a forked child while this process draws the others: the same
-    functions, so the same bytes, in about half the time. Otherwise one after the other."""
+    """Draw each (figure function, measure, path) of `jobs` for `table`: the heat maps, the
+    slowest figures, in the figure worker's child process where there is one
+    (organizer/figure_worker.py) while this process draws the others; else one after the other.
+    The same functions either way, so the same bytes."""
     apart = [job for job in jobs if job[0] is heatmap_png]
     here = [job for job in jobs if job[0] is not heatmap_png]
-    if not apart or not here or _cpus() < 2 or threading.active_count() > 1 \
-            or "fork" not in multiprocessing.get_all_start_methods():
-        for draw, measure, path in jobs:
-            draw(table, measure, path, ranks)
-        return
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        pending = [pool.submit(draw, table, measure, path, dict(ranks or {}))
-                   for draw, measure, path in apart]
+    pending = []
+    if apart and here:
+        for draw, measure, path in apart:
+            future = figure_worker.submit(draw, table, measure, path, dict(ranks or {}))
+            if future is None:
+                break
+            pending.append(future)
+    if not pending:
+        here = list(jobs)
+    try:
         for draw, measure, path in here:
             draw(table, measure, path, ranks)
         for future in pending:
             future.result()  # a child's error is raised here
+    finally:
+        figure_worker.stop()
 
 
 @dataclass(frozen=True)
