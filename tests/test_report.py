@@ -13,12 +13,21 @@ from click.testing import CliRunner
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
+from nuggetizer.flow.scoring import score_files
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.assessments import assessment_record, read_assessments
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.measures.nuggets import answer_length
+from nuggetizer.methods.registry import make_method
+from nuggetizer.organizer import figure_worker
 from nuggetizer.organizer.report import unsupported_nuggets
+from nuggetizer.organizer.report_figures import (
+    distributions_png,
+    draw_all,
+    heatmap_png,
+    length_png,
+)
 from nuggetizer.types import AssessedNugget, Assessment
 
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))
@@ -86,3 +95,21 @@ def test_report_renders_in_headless_chromium(assessed, tmp_path):
     pixels = (image[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
     background = np.mean(np.all(pixels == pixels[0], axis=1))
     assert background < 0.95
+
+
+def test_figures_drawn_in_a_child_are_the_bytes_drawn_here(assessed, tmp_path, monkeypatch):
+    """The heat map drawn in a forked child (two CPUs or more) is byte for byte the one this
+    process draws; so are the figures drawn beside it."""
+    table = score_files(make_method("nuggets"), sorted(assessed.glob("*.jsonl")))
+    ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
+    jobs = [(distributions_png, "V_strict", "distributions.png"),
+            (heatmap_png, "V_strict", "heatmap.png"), (length_png, "V_strict", "length.png")]
+    monkeypatch.setattr(figure_worker, "cpus", lambda: 2)
+    assert figure_worker.can_fork()  # one thread here, fork available
+    draw_all([(d, m, tmp_path / "forked" / n) for d, m, n in jobs], table, ranks)
+    monkeypatch.setattr(figure_worker, "cpus", lambda: 1)
+    draw_all([(d, m, tmp_path / "serial" / n) for d, m, n in jobs], table, ranks)
+    for _, _, name in jobs:
+        forked = (tmp_path / "forked" / name).read_bytes()
+        assert forked[:8] == b"\x89PNG\r\n\x1a\n" and len(forked) > 1000
+        assert forked == (tmp_path / "serial" / name).read_bytes()

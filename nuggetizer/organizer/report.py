@@ -31,7 +31,12 @@ from nuggetizer.formats.label_rows import LabelRow
 from nuggetizer.formats.tables import iter_per_topic
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.labels import SUPPORTED
-from nuggetizer.organizer.report_figures import distributions_png, heatmap_png, length_png
+from nuggetizer.organizer.report_figures import (
+    distributions_png,
+    draw_all,
+    heatmap_png,
+    length_png,
+)
 from nuggetizer.organizer.report_html import STYLE, provenance_html, rows_html, topics_html
 from nuggetizer.organizer.report_sources import Sources
 from nuggetizer.types import Assessment
@@ -194,8 +199,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, ou
         figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run")
     if "L" in shown.measures:
         figures["length.png"] = (length_png, chosen[0], f"{chosen[0]} against answer length")
-    for name, (draw, m, _) in figures.items():
-        draw(shown, m, out_dir / name, ranks)
+    draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
     if summary is None:
         summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                    f"{sum(table.unjudged.values())} unjudged nuggets (left out of the scores), "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import ListedColormap, NoNorm, Normalize  # noqa: E402
 
 from nuggetizer.flow.scoring import ScoreTable  # noqa: E402
+from nuggetizer.organizer import figure_worker  # noqa: E402
 
 DPI = 100
 LABEL_PT = 7.0  # smallest tick label, in points
@@ -49,6 +50,35 @@ def save(fig: Any, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(buffer.getvalue())
     tmp.replace(path)
+
+
+Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]
+
+
+def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
+             ranks: Mapping[str, int] | None) -> None:
+    """Draw each (figure function, measure, path) of `jobs` for `table`: the heat maps, the
+    slowest figures, in the figure worker's child process where there is one
+    (organizer/figure_worker.py) while this process draws the others; else one after the other.
+    The same functions either way, so the same bytes."""
+    apart = [job for job in jobs if job[0] is heatmap_png]
+    here = [job for job in jobs if job[0] is not heatmap_png]
+    pending = []
+    if apart and here:
+        for draw, measure, path in apart:
+            future = figure_worker.submit(draw, table, measure, path, dict(ranks or {}))
+            if future is None:
+                break
+            pending.append(future)
+    if not pending:
+        here = list(jobs)
+    try:
+        for draw, measure, path in here:
+            draw(table, measure, path, ranks)
+        for future in pending:
+            future.result()  # a child's error is raised here
+    finally:
+        figure_worker.stop()
 
 
 @dataclass(frozen=True)

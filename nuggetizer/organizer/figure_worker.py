@@ -1,0 +1,58 @@
+"""A child process that draws the report's heat maps while the report draws its other figures.
+
+`start()` forks it (where processes can fork, with two CPUs or more, and before this process
+runs any other thread), as early as the report command begins: the child imports matplotlib
+while the parent reads and scores the judgments, so that import costs no wall time. The report's
+figures then go half to it, half to the parent (`report_figures.draw_all`); where there is no
+child, the parent draws them all, the same functions, so the same bytes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+_pool: ProcessPoolExecutor | None = None
+
+
+def cpus() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+def can_fork() -> bool:
+    """Whether a child may be forked here and now (safe: no other thread runs)."""
+    return cpus() >= 2 and threading.active_count() == 1 \
+        and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _warm() -> None:
+    """In the child: import the figures (matplotlib) before there is anything to draw."""
+    __import__("nuggetizer.organizer.report_figures")
+
+
+def start() -> None:
+    """Fork the child, if it can be and none is running."""
+    global _pool
+    if _pool is None and can_fork():
+        _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+        _pool.submit(_warm)
+
+
+def submit(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
+    """`function(*args)` in the child, started now if it was not (None: no child here)."""
+    start()
+    return _pool.submit(function, *args) if _pool is not None else None
+
+
+def stop() -> None:
+    """Wait for the child's work and let it go."""
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=True)
+        _pool = None
