@@ -15,6 +15,8 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +24,14 @@ from pathlib import Path
 from common import ROOT, machine
 
 # Run in the fresh process: the CLI, timed after its imports (wall clock, and the CPU time of
-# the process: steadier where other work shares the cores), and the peak memory (max RSS).
+# the process and of the children it waited for: steadier where other work shares the cores),
+# and the peak memory (max RSS of the process plus that of its largest child, e.g. the report's
+# figure worker: an upper bound, the pages a forked child shares being counted twice).
 TIMER = r"""
 import json, resource, sys, time
 def cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
 started = time.perf_counter()
 from nuggetizer.cli import cli
 imported, cpu_imported = time.perf_counter(), cpu()
@@ -35,7 +39,8 @@ try:
     cli(sys.argv[1:], prog_name="nuggetizer", standalone_mode=False)
 finally:
     done, cpu_done = time.perf_counter(), cpu()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = sum(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF,
+                                                        resource.RUSAGE_CHILDREN)) / 1024
     print(json.dumps({"import_s": imported - started, "run_s": done - imported,
                       "cpu_s": cpu_done - cpu_imported, "max_rss_mib": rss}),
           file=sys.stderr)
@@ -59,9 +64,11 @@ class Timings:
         times = ", ".join(f"{r['run_s']:.2f}" for r in self.runs)
         cpus = ", ".join(f"{r['cpu_s']:.2f}" for r in self.runs)
         peaks = ", ".join(f"{r['max_rss_mib']:.0f}" for r in self.runs)
+        pss = ", ".join(f"{r['pss_mib']:.0f}" for r in self.runs)
         return (f"{what} {self.checkout}: median {self.median('run_s'):.2f} s ({times}); CPU "
                 f"median {self.median('cpu_s'):.2f} s ({cpus}); peak memory median "
-                f"{self.median('max_rss_mib'):.0f} MiB ({peaks}); plus "
+                f"{self.median('max_rss_mib'):.0f} MiB ({peaks}); peak PSS of the process tree "
+                f"median {self.median('pss_mib'):.0f} MiB ({pss}); plus "
                 f"{self.median('import_s'):.2f} s of imports")
 
 
@@ -88,14 +95,40 @@ def python_of(checkout: Path) -> str:
     return str(own) if own.exists() else sys.executable
 
 
+def tree_pss_mib(pid: int) -> float:
+    """The proportional set size (a page shared by n processes counts 1/n to each) of a
+    process and its descendants, summed: what they hold together. 0 once it is gone."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            for line in Path(f"/proc/{current}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total / 1024
+
+
 def timed(checkout: Path, args: Sequence[str]) -> dict:
-    """Run `nuggetizer ARGS` with the checkout's code in a fresh process; its figures."""
+    """Run `nuggetizer ARGS` with the checkout's code in a fresh process; its figures, with
+    the peak PSS of its process tree sampled every 20 ms (where /proc has smaps_rollup)."""
     command = [python_of(checkout), "-c", TIMER, *map(str, args)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=checkout)
-    if done.returncode != 0:
+    with tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, text=True,
+                                   cwd=checkout)
+        peak = 0.0
+        while process.poll() is None:
+            peak = max(peak, tree_pss_mib(process.pid))
+            time.sleep(0.02)
+        err.seek(0)
+        stderr = err.read()
+    if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:2])} ... {' '.join(map(str, args))} failed in "
-                           f"{checkout}:\n{done.stderr[-3000:]}")
-    return json.loads(done.stderr.strip().splitlines()[-1])
+                           f"{checkout}:\n{stderr[-3000:]}")
+    return {**json.loads(stderr.strip().splitlines()[-1]), "pss_mib": peak}
 
 
 def alternate(checkouts: Sequence[Path], repeat: int, out: Path,

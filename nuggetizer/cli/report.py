@@ -19,7 +19,6 @@ from nuggetizer.formats.topics import read_topics
 from nuggetizer.measures.nuggets import MEASURES
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_MEASURES
 from nuggetizer.methods.registry import make_method, method_names
-from nuggetizer.organizer import figure_worker
 from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
 if TYPE_CHECKING:
@@ -70,7 +69,6 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     tokens; leaderboard; topics with their query texts; distributions, heat map, length,
     gaps) of nugget assessments, or of a per-topic TSV (every measure side by side: the
     combined per_topic.tsv of a several-method evaluate)."""
-    figure_worker.start()  # imports matplotlib in a child while the judgments are read
     from nuggetizer.organizer.report import (
         Gaps,
         UnknownRuns,

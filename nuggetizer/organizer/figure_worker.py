@@ -1,10 +1,11 @@
 """A child process that draws the report's heat maps while the report draws its other figures.
 
-`start()` forks it (where processes can fork, with two CPUs or more, and before this process
-runs any other thread), as early as the report command begins: the child imports matplotlib
-while the parent reads and scores the judgments, so that import costs no wall time. The report's
-figures then go half to it, half to the parent (`report_figures.draw_all`); where there is no
-child, the parent draws them all, the same functions, so the same bytes.
+`submit()` forks it (where processes can fork, with two CPUs or more, and while this process
+runs no other thread) once the judgments are scored and the figures are to be drawn: it starts
+at once (matplotlib and the scores are already in the memory it shares with the parent, copied
+only where written) and draws the heat maps while the parent draws the others
+(`report_figures.draw_all`); where there is no child, the parent draws them all, the same
+functions, so the same bytes.
 """
 
 from __future__ import annotations
@@ -31,17 +32,11 @@ def can_fork() -> bool:
         and "fork" in multiprocessing.get_all_start_methods()
 
 
-def _warm() -> None:
-    """In the child: import the figures (matplotlib) before there is anything to draw."""
-    __import__("nuggetizer.organizer.report_figures")
-
-
 def start() -> None:
     """Fork the child, if it can be and none is running."""
     global _pool
     if _pool is None and can_fork():
         _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
-        _pool.submit(_warm)
 
 
 def submit(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
