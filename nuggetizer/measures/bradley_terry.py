@@ -18,6 +18,9 @@ Ties (`ties`):
 Scores are Elo-like: 1000 + 400 / ln(10) * theta, theta centred to mean 0 over the runs that
 battled, so the mean score is 1000 and a gap of 400 points means odds of 10 to 1.
 
+Runs that never meet, even through others (a disconnected comparison graph), are each centred
+by the ridge within their own group: their scores are not comparable across groups.
+
 `bootstrap_intervals` resamples TOPICS with replacement (seeded numpy generator), refits
 each resample (a run absent from a resample is left out of that round) and returns
 percentile intervals.
@@ -29,6 +32,7 @@ win_matrix, per_topic) live in `verdicts` and are re-exported here.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -228,6 +232,8 @@ def bootstrap_intervals(verdicts: Iterable[Verdict] | BattleCounts, ties: str = 
         theta, _, _ = _solve(counts, counts.totals(weights), ties, np.nan_to_num(start))
         samples[r] = CENTRE + SCALE * theta
     tail = (1 - level) / 2 * 100
-    low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
+    with warnings.catch_warnings():  # a run absent from every resample: (nan, nan)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
     return {run: (float(lo), float(hi)) for run, lo, hi in zip(counts.runs, low, high)}
 
