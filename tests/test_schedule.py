@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -141,3 +144,16 @@ def test_adaptive_round_plays_only_unplayed_pairs_whose_intervals_overlap():
     assert sorted(Counter(p.qid for p in wide).values()) == [1, 1, 1, 2, 2]
     everything = schedule_battles(runs)
     assert adaptive_pairs(runs, {}, everything, budget=3) == []
+
+
+def test_the_same_schedule_in_another_process():
+    """Seeded by strings, not by Python's per-process hash: a rerun schedules the same."""
+    code = ("from nuggetizer.flow.schedule import schedule_battles; "
+            "print(schedule_battles({f'q{t}': [f'r{k}' for k in range(9)] for t in range(4)}, "
+            "per_topic=7, seed=11))")
+    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, env={**os.environ, "PYTHONHASHSEED": hash_seed}).stdout
+               for hash_seed in ("1", "2")}
+    here = schedule_battles({f"q{t}": [f"r{k}" for k in range(9)] for t in range(4)},
+                            per_topic=7, seed=11)
+    assert outputs == {f"{here}\n"}

@@ -13,7 +13,8 @@ Ties (`ties`):
 - "half": a tie counts as half a win for each side (Chatbot Arena's practice);
 - "davidson": Davidson's (1970) model, P(i wins) = pi_i / D, P(tie) = nu sqrt(pi_i pi_j) / D,
   D = pi_i + pi_j + nu sqrt(pi_i pi_j), pi = exp(theta), with the tie parameter nu fitted
-  too (log nu under the same ridge). Among decided battles the two rules share the scale.
+  too (log nu under the same ridge). Both give P(i beats j | decided) = 1 / (1 +
+  exp(theta_j - theta_i)); with many ties the half rule's scores lie closer together.
 
 Scores are Elo-like: 1000 + 400 / ln(10) * theta, theta centred to mean 0 over the runs that
 battled, so the mean score is 1000 and a gap of 400 points means odds of 10 to 1.
@@ -207,7 +208,8 @@ def fit_model(verdicts: Iterable[Verdict] | BattleCounts, ties: str = "half") ->
                {run: float(t) for run, t in zip(counts.runs, theta)}, nu, iterations)
 
 
-def fit_bradley_terry(verdicts: Iterable[Verdict], ties: str = "half") -> dict[str, float]:
+def fit_bradley_terry(verdicts: Iterable[Verdict] | BattleCounts,
+                      ties: str = "half") -> dict[str, float]:
     """Each run's Elo-like Bradley-Terry score (mean 1000; module docstring)."""
     return fit_model(verdicts, ties).scores
 
