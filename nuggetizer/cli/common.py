@@ -31,7 +31,7 @@ from nuggetizer.errors import (
 from nuggetizer.flow.dryrun import DEFAULT_BATCH_DISCOUNT, Prices
 from nuggetizer.formats.jsonl import base_suffix
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.methods.registry import method_names
+from nuggetizer.methods.registry import DEFAULT_METHOD, method_names
 
 T = TypeVar("T")
 DEFAULT_ASSESSOR = "local"
@@ -218,7 +218,7 @@ class MethodChoice(click.Choice):
 def method_options(command: Callable[..., T]) -> Callable[..., T]:
     """`--method` (any registered method) and `--set NAME=VALUE` (its settings)."""
     return apply_options([
-        click.option("--method", type=MethodChoice(), default="nuggets",
+        click.option("--method", type=MethodChoice(), default=DEFAULT_METHOD,
                      show_default=True, help="answer-key method"),
         click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
                      help="a setting of the method (e.g. keep=20, n_questions=15, k=5, "

@@ -54,7 +54,7 @@ class Target:
     qid: str
     answer: str | None = None
     passages: list[Segment] | None = None  # a retrieval context, in rank order
-    length: int | None = None  # L of an answer (words, trimmed at 400)
+    length: int | None = None  # an answer's length L, when given (else nuggets counts it)
     query: str = ""  # the topic text the run gives with its answer, if any
     sentences: list[Sentence] = field(default_factory=list)  # the answer's, with citations
     references: list[str] = field(default_factory=list)  # segment ids, cited by index

@@ -31,7 +31,13 @@ from nuggetizer.labels import (
     assignment_of,
     importance_of,
 )
-from nuggetizer.measures.nuggets import DECLARED, label_scores, nugget_scores, text_length
+from nuggetizer.measures.nuggets import (
+    DECLARED,
+    answer_length,
+    label_scores,
+    nugget_scores,
+    text_length,
+)
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
@@ -281,10 +287,18 @@ class NuggetsMethod(AnswerKeyMethod):
     async def judge(self, assessor: Assessor, key: NuggetList, target: Target) -> Outcome:
         answer = Answer(run_id=target.run_id, topic_id=target.qid,
                         sentences=list(target.sentences) or [Sentence(text=target.answer or "")])
-        length = target.length if target.length is not None else 0
-        assessment = await assign_nuggets(assessor, key, answer, length, self.config)
+        assessment = await assign_nuggets(assessor, key, answer, self.length(target),
+                                          self.config)
         return Outcome(assessment_record(assessment),
                        sum(1 for n in assessment.nuggets if n.assignment == UNJUDGED))
+
+    @staticmethod
+    def length(target: Target) -> int:
+        """L of a target's answer (words, trimmed at 400 by dropping trailing sentences):
+        the target's own `length` when it gives one, else counted from its sentences."""
+        if target.length is not None:
+            return target.length
+        return answer_length([s.text for s in target.sentences])
 
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
@@ -331,7 +345,7 @@ class NuggetsMethod(AnswerKeyMethod):
     def blank_judgment(self, key: NuggetList, target: Target) -> Assessment:
         return Assessment(
             run_id=target.run_id, qid=target.qid, query=key.query,
-            answer_text=target.answer or "", length=target.length,
+            answer_text=target.answer or "", length=self.length(target),
             nuggets=[AssessedNugget(text=n.text, importance=n.importance, assignment=UNJUDGED,
                                     **extras_record(n)) for n in key.nuggets])
 
