@@ -220,9 +220,12 @@ async def assign_nuggets(
 
 @register
 class NuggetsMethod(AnswerKeyMethod):
-    """The AutoNuggetizer in the answer-key interface (methods/base.py): it calls the functions
-    above; its records are a NuggetList per topic and an Assessment per (run, topic)
-    (formats/nuggets.py, formats/assessments.py)."""
+    """AutoNuggetizer (TREC 2024 RAG Track): nuggets from judged passages, importance labels,
+    listwise assignment of each nugget to an answer.
+
+    The answer-key interface (methods/base.py) over the functions above; its records are a
+    NuggetList per topic and an Assessment per (run, topic) (formats/nuggets.py,
+    formats/assessments.py)."""
 
     name = "nuggets"
     prompts = PROMPTS
