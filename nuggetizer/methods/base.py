@@ -126,14 +126,14 @@ class AnswerKeyMethod(ABC):
     reads_citations: ClassVar[bool] = False  # answers come with their cited passages' texts
     prompt_dir: ClassVar[Path | None] = None  # templates outside nuggetizer.prompts
 
-    # the measures as declared (methods/declare.py); `measures`, `answered_only` and
-    # `diagnostic` are their names, derived from them for a class that declares Measure objects
-    # (a class that still lists names gets Measures made of them and its two sets)
+    # the measures as declared (methods/declare.py), in `declared` (or, unchecked by mypy, as
+    # Measure objects in `measures`): `measures`, `answered_only` and `diagnostic` are derived
+    # from them. A class that lists bare names in `measures` gets Measures made of them.
     declared: ClassVar[tuple[Measure, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("measures", ())
+        own: Sequence[Any] = cls.__dict__.get("declared") or cls.__dict__.get("measures", ())
         if own and all(isinstance(m, Measure) for m in own):
             cls.declared = tuple(own)
             cls.measures = names(own)

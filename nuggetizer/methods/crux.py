@@ -115,7 +115,7 @@ class CruxMethod(AnswerKeyMethod):
 
     name = "crux"
     prompts = ("crux_questions", "crux_rating")
-    measures = mc.DECLARED
+    declared = mc.DECLARED
     primary = "alpha_nDCG"
     targets = ("context", "answer")
     config_type = CruxConfig

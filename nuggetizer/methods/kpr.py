@@ -159,7 +159,7 @@ class KprMethod(AnswerKeyMethod):
 
     name = "kpr"
     prompts = ("kpr_extract", "kpr_dedup", "kpr_entail")
-    measures = mk.DECLARED
+    declared = mk.DECLARED
     primary = "KPR"
     targets = ("answer",)
     config_type = KprConfig

@@ -229,7 +229,7 @@ class NuggetsMethod(AnswerKeyMethod):
 
     name = "nuggets"
     prompts = PROMPTS
-    measures = (*DECLARED, *SUB_NARRATIVE_DECLARED)  # the latter for keys with sub-narratives
+    declared = (*DECLARED, *SUB_NARRATIVE_DECLARED)  # the latter for keys with sub-narratives
     primary = "V_strict"
     targets = ("answer",)
     config_type = NuggetConfig

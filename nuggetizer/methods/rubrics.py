@@ -98,7 +98,7 @@ class RubricsMethod(AnswerKeyMethod):
 
     name = "rubrics"
     prompts = ("rubrics_grade",)
-    measures = mr.DECLARED
+    declared = mr.DECLARED
     primary = "compliance"
     targets = ("answer",)
     config_type = RubricsConfig

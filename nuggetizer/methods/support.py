@@ -87,7 +87,7 @@ class SupportMethod(AnswerKeyMethod):
 
     name = "support"
     prompts = ("support_judge",)
-    measures = ms.DECLARED
+    declared = ms.DECLARED
     primary = "support_recall"
     targets = ("answer",)
     config_type = SupportConfig

@@ -129,7 +129,7 @@ class UdcgMethod(AnswerKeyMethod):
 
     name = "udcg"
     prompts = ("udcg_no_response", "udcg_relevance")
-    measures = mu.DECLARED
+    declared = mu.DECLARED
     primary = "UDCG"
     targets = ("context",)
     config_type = UdcgConfig

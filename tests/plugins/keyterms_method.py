@@ -29,7 +29,7 @@ class KeytermsMethod(AnswerKeyMethod):
 
     name = "keyterms"
     prompts = ("keyterms_extract", "keyterms_judge")
-    measures = (Measure("TermRecall", "share of the topic's key terms the answer covers"),)
+    declared = (Measure("TermRecall", "share of the topic's key terms the answer covers"),)
     primary = "TermRecall"
     targets = ("answer",)
     config_type = KeytermsConfig
