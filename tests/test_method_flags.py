@@ -129,6 +129,11 @@ def test_declared_flags_become_options_and_clashes_are_named(monkeypatch) -> Non
     text = " ".join(CliRunner().invoke(probe, ["--help"]).output.split())
     assert "--levels INTEGER levels read [default: 3]" in text
     assert "--no-quiet say everything" in text
+    taken = FlagsCommand("probe", params=[click.Option(["--levels"])], callback=print)
+    clash = CliRunner().invoke(taken, [])
+    assert isinstance(clash.exception, ConfigError)
+    assert "declares --levels for its setting depth_of, but probe has that option already" in \
+        str(clash.exception)
     with pytest.raises(ConfigError, match=r"methods 'nuggets' and 'own-test' both declare "
                                           r"--window on nuggetize, for different settings "
                                           r"\(window, wide\)"):

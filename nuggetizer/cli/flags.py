@@ -69,18 +69,17 @@ class FlagsCommand(click.Command):
     def method_flags(self) -> dict[str, Setting]:
         """{parameter name: setting} of the generated options (added on the first call)."""
         if self._flags is None:
-            self._flags = {}
             taken = {opt for p in self.params for opt in p.opts}
-            at = next((k + 1 for k, p in enumerate(self.params) if p.name == "settings"),
-                      len(self.params))
-            for setting in declared_flags(str(self.name)):
+            settings = declared_flags(str(self.name))
+            for setting in settings:
                 if setting.flag in taken:
                     raise ConfigError(f"a method declares {setting.flag} for its setting "
                                       f"{setting.name}, but {self.name} has that option already")
-                option = flag_option(setting)
-                self.params.insert(at, option)
-                at += 1
-                self._flags[str(option.name)] = setting
+            options = [flag_option(setting) for setting in settings]
+            at = next((k + 1 for k, p in enumerate(self.params) if p.name == "settings"),
+                      len(self.params))
+            self.params[at:at] = options
+            self._flags = {str(o.name): s for o, s in zip(options, settings, strict=True)}
         return self._flags
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
