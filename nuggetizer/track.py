@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.scales import DEFAULT_SCALE, SCALES
-from nuggetizer.methods.registry import make_method, method_class, method_names
+from nuggetizer.methods.registry import DEFAULT_METHOD, make_method, method_class, method_names
 
 
 class Relevance(BaseModel):
@@ -66,7 +66,7 @@ class Track(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str
-    method: str = "nuggets"
+    method: str = DEFAULT_METHOD
     methods: list[str] = []  # several methods on the same runs (each its own table)
     topics: Path
     qrels: Path | None = None  # where the method builds its keys from judged passages

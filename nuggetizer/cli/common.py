@@ -17,6 +17,7 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
 from nuggetizer.cache import Cache, default_cache_path
+from nuggetizer.cli.flags import SettingsOption
 from nuggetizer.cli.interrupt import drain_on_interrupt
 from nuggetizer.errors import (
     KEPT,
@@ -31,7 +32,7 @@ from nuggetizer.errors import (
 from nuggetizer.flow.dryrun import DEFAULT_BATCH_DISCOUNT, Prices
 from nuggetizer.formats.jsonl import base_suffix
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.methods.registry import method_names
+from nuggetizer.methods.registry import DEFAULT_METHOD, method_names
 
 T = TypeVar("T")
 DEFAULT_ASSESSOR = "local"
@@ -216,13 +217,13 @@ class MethodChoice(click.Choice):
 
 
 def method_options(command: Callable[..., T]) -> Callable[..., T]:
-    """`--method` (any registered method) and `--set NAME=VALUE` (its settings)."""
+    """`--method` (any registered method) and `--set NAME=VALUE` (its settings, listed in the
+    help from their declarations)."""
     return apply_options([
-        click.option("--method", type=MethodChoice(), default="nuggets",
+        click.option("--method", type=MethodChoice(), default=DEFAULT_METHOD,
                      show_default=True, help="answer-key method"),
         click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
-                     help="a setting of the method (e.g. keep=20, n_questions=15, k=5, "
-                          "gamma=0.333); repeatable"),
+                     cls=SettingsOption),
     ], command)
 
 

@@ -33,6 +33,7 @@ from nuggetizer.cli.dry import (
     dry_step,
     echo_report,
 )
+from nuggetizer.cli.flags import FlagsCommand
 from nuggetizer.cli.grading import (
     attach_sub_narratives,
     check_fill,
@@ -64,16 +65,9 @@ from nuggetizer.flow.scales import DEFAULT_SCALE
 from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.templates import RENDERINGS
-
-RENDER = click.option(
-    "--render", type=click.Choice(RENDERINGS), default=None,
-    help="nuggets prompts: castorini's bytes (Python lists; the track's) or json (lists as "
-         "JSON, this toolkit's earlier prompts, whose cache entries it hits) [default: "
-         "castorini]")
 
 
-@click.command("nuggetize")
+@click.command("nuggetize", cls=FlagsCommand)  # + the methods' own flags (cli/flags.py)
 @click.option("--topics", required=True, type=ANY, help="TSV or JSONL")
 @click.option("--qrels", type=ANY, help="TREC qrels")
 @click.option("--corpus", type=ANY, help="JSONL segments")
@@ -98,31 +92,24 @@ RENDER = click.option(
 @method_options
 @click.option("--min-grade", type=int, default=None,
               help="judged segments used [default: 1; --grade-pool --scale 0-4: 2]")
-@click.option("--window", type=int, default=None, help="segments per call [default: 10]")
-@click.option("--max-nuggets", type=int, default=None, help="nuggets kept while creating [30]")
-@click.option("--keep", type=int, default=None, help="nuggets kept after sorting [20; 0: all]")
-@click.option("--no-labels", is_flag=True, help="skip importance and trim (for post-editing)")
 @click.option("--map-sub-narratives", is_flag=True,
               help="map each nugget to one of its topic's sub-narratives (of --narratives or "
                    "--sub-narratives-from), kept as mapped_sub_narrative (TREC RAG 2026)")
-@RENDER
 @topic_options
 @dry_run_options
 @batch_options
 @assessor_options
 def nuggetize_command(
     topics: Path, qrels: Path | None, corpus: Path | None, output: Path, min_grade: int | None,
-    window: int | None, max_nuggets: int | None, keep: int | None, no_labels: bool,
-    docs_runs: tuple[Path, ...], depth: int | None, method: str, settings: tuple[str, ...],
+    flags: dict[str, Any], docs_runs: tuple[Path, ...], depth: int | None, method: str,
+    settings: tuple[str, ...],
     grade_pool: bool, run_paths: tuple[Path, ...], cited_only: bool,
     graded_qrels: Path | None, reasks: int, only_topics: tuple[str, ...],
-    only_topics_file: Path | None, render: str | None, scale: str, narratives: Path | None,
+    only_topics_file: Path | None, scale: str, narratives: Path | None,
     sub_narratives_from: Path | None, map_sub_narratives: bool, **options: Any,
 ) -> None:
     """Build an answer key for each topic (nuggets from its judged segments by default; with
     --grade-pool, from the runs' passages graded by the LLM first)."""
-    flags = {"window": window, "max_nuggets": max_nuggets, "keep": keep,
-             "label": False if no_labels else None, "render": render}
     only = chosen_topics(only_topics, only_topics_file)
     grading = make_grading(scale, narratives, sub_narratives_from)
     if map_sub_narratives and grade_pool:
@@ -185,7 +172,7 @@ def nuggetize_command(
     report(batcher)
 
 
-@click.command("assign")
+@click.command("assign", cls=FlagsCommand)  # + the methods' own flags (cli/flags.py)
 @click.option("--run", "run_paths", multiple=True, type=ANY,
               help="answer run JSONL (repeatable)")
 @click.option("--nuggets", "--key", "key", type=ANY, default=None,
@@ -208,22 +195,20 @@ def nuggetize_command(
                    "gives each topic's length limit, for --track-rules")
 @click.option("-o", "--output", required=True, type=FOLDER,
               help="folder: one judgment file per run")
-@click.option("--batch", type=int, default=None, help="nuggets per call [default: 10]")
-@RENDER
 @LENIENT
 @topic_options
 @dry_run_options
 @batch_options
 @assessor_options
 def assign_command(
-    run_paths: tuple[Path, ...], key: Path, output: Path, batch: int | None, lenient: bool,
+    run_paths: tuple[Path, ...], key: Path, output: Path, flags: dict[str, Any], lenient: bool,
     retrieval_runs: tuple[Path, ...], corpus: Path | None, depth: int | None,
     allow_missing: bool, method: str, settings: tuple[str, ...], only_topics: tuple[str, ...],
-    only_topics_file: Path | None, render: str | None, track_rules: str,
+    only_topics_file: Path | None, track_rules: str,
     length_limit: int | None, requests: Path | None, **options: Any,
 ) -> None:
     """Judge every answer (or retrieved context) of the runs against its topic's key."""
-    chosen = configured(method, settings, assign_batch=batch, render=render)
+    chosen = configured(method, settings, **flags)
     check_key(chosen, key)
     targets = make_targets(chosen, run_paths, retrieval_runs, corpus, depth, allow_missing,
                            track_rules, requests, length_limit)

@@ -17,6 +17,7 @@ from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.cli.common import (
     parse_pairs,
 )
+from nuggetizer.cli.flags import flag_of
 from nuggetizer.cli.grading import attach_sub_narratives, check_fill, grading_inputs
 from nuggetizer.errors import ConfigError, NothingJudgedError
 from nuggetizer.flow.inputs import (
@@ -42,11 +43,6 @@ from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.methods.registry import make_method, method_class
 
-# Flags of the core commands that stand for a method setting: (flag, setting).
-SETTING_FLAGS = {"min_grade": "--min-grade", "window": "--window", "max_nuggets":
-                 "--max-nuggets", "keep": "--keep", "label": "--no-labels",
-                 "assign_batch": "--batch", "render": "--render"}
-
 
 @runtime_checkable
 class DiversityQrels(Protocol):
@@ -67,7 +63,7 @@ def configured(name: str, pairs: tuple[str, ...], **flags: Any) -> AnswerKeyMeth
     known = setting_names(name)
     for setting in given:
         if setting not in known:
-            raise ConfigError(f"{SETTING_FLAGS[setting]} is not an option of --method {name}")
+            raise ConfigError(f"{flag_of(setting)} is not an option of --method {name}")
     return make_method(name, parse_pairs(pairs, given))
 
 

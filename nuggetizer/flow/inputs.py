@@ -9,7 +9,6 @@ from pathlib import Path
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.corpus import read_corpus
 from nuggetizer.formats.trec_run import TrecRun
-from nuggetizer.measures.nuggets import answer_length
 from nuggetizer.methods.base import KeyInput, Target
 from nuggetizer.types import Answer, Qrel, Segment, Sentence, Topic
 
@@ -79,15 +78,13 @@ def _texts(wanted: dict[str, list[str]], corpus: Path | None, pool: dict[str, li
 
 
 def answer_targets(runs: Mapping[str, Mapping[str, Answer]]) -> dict[str, dict[str, Target]]:
-    """Every answer of every run as a target, with its length L (words, trimmed at 400), its
-    sentences, citations and references."""
+    """Every answer of every run as a target, with its sentences, citations and references
+    (what a method measures of them, e.g. the AutoNuggetizer's length L, it measures itself)."""
     return {
         run_id: {
-            qid: Target(run_id=run_id, qid=qid, answer=answer.text,
-                        length=answer_length([s.text for s in answer.sentences]),
-                        query=answer.topic, sentences=answer.sentences,
-                        references=answer.references, documents=answer.documents,
-                        path=answer.path, line=answer.line)
+            qid: Target(run_id=run_id, qid=qid, answer=answer.text, query=answer.topic,
+                        sentences=answer.sentences, references=answer.references,
+                        documents=answer.documents, path=answer.path, line=answer.line)
             for qid, answer in answers.items()
         }
         for run_id, answers in runs.items()

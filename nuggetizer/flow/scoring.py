@@ -1,8 +1,9 @@
 """The one score engine: every method's judgments become per-topic scores and run means.
 
-The rules are the TREC 2024 RAG Track's, for every method: a topic of the answer key that a run
-did not answer scores 0 (so skipping topics cannot raise a mean); the measures a method names
-in `answered_only` (the AutoNuggetizer's L) are averaged over the topics a run answered;
+The rules are the TREC 2024 RAG Track's, for every method, read from each measure's declaration
+(methods/declare.py `Measure.missing`): a topic of the answer key that a run did not answer
+scores the measure's `missing` value, 0 (so skipping topics cannot raise a mean); a measure
+whose `missing` is None (the AutoNuggetizer's L) is averaged over the topics a run answered;
 unjudged items are left out by the method's own measures and counted here, by kind; a judgment
 of which nothing was judged (the method's `nothing_judged`: every item unjudged) has no score:
 it is left out of its run's rows and means (never scored 0) and counted, as are the topics and
@@ -141,8 +142,8 @@ def score_judged(
                        unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty)
     for run_id, answered in scored.items():
         _fill(table, method, run_id, answered)
-    table.measures = tuple(m for m in table.measures if m not in method.diagnostic
-                           or any(m in means for means in table.means.values()))
+    table.measures = tuple(m.name for m in method.declared if not m.diagnostic
+                           or any(m.name in means for means in table.means.values()))
     _count_left_out(table, left_out, scored)
     table.warnings = [warnings[q] for q in order if q in warnings]
     return table
@@ -168,8 +169,8 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
           answered: dict[str, dict[str, float]]) -> None:
     """One run's per-topic rows over the universe and its means (a topic the run answered
     with nothing judged has no row and is left out of the means)."""
-    names = [m for m in method.measures if any(m in r for r in answered.values())]
-    zero = {m: 0.0 for m in names if m not in method.answered_only}
+    given = [m for m in method.declared if any(m.name in r for r in answered.values())]
+    missing = {m.name: m.missing for m in given if m.missing is not None}
     rows: dict[str, dict[str, float]] = {}
     answered_rows: list[dict[str, float]] = []
     empty = set(table.empty.get(run_id, ())) - set(answered)
@@ -178,18 +179,19 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
         if row is None and qid in empty:
             continue
         if row is None:
-            rows[qid] = dict(zero)
+            rows[qid] = dict(missing)
         else:
             rows[qid] = row
             answered_rows.append(row)
     count = len(rows) or 1
     means: dict[str, float] = {}
-    for m in names:
-        if m in method.answered_only:
+    for measure in given:
+        m, value = measure.name, measure.missing
+        if value is None:  # left out where missing: the mean over the answered topics
             values = [r[m] for r in answered_rows if m in r]
             means[m] = sum(values) / len(values) if values else 0.0
         else:
-            means[m] = sum(r.get(m, 0.0) for r in rows.values()) / count
+            means[m] = sum(r.get(m, value) for r in rows.values()) / count
     table.per_topic[run_id] = rows
     table.means[run_id] = means
     table.missing[run_id] = len(rows) - len(answered_rows)

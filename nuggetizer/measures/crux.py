@@ -11,7 +11,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-MEASURES: tuple[str, ...] = ("alpha_nDCG", "Cov", "Den", "Cov_answer")
+from nuggetizer.methods.declare import Measure, names
+
+DECLARED: tuple[Measure, ...] = (
+    Measure("alpha_nDCG", "alpha-nDCG@k of the retrieval context, sub-questions as subtopics "
+            "(answered at rating >= eta, alpha 0.5, ideal ranking greedy over the pool)"),
+    Measure("Cov", "share of the answerable sub-questions the retrieval context answers "
+            "(rating >= eta)"),
+    Measure("Den", "density: the context's coverage per token against the greedy oracle "
+            "context's, square-rooted"),
+    Measure("Cov_answer", "share of the answerable sub-questions the answer answers "
+            "(rating >= eta)"),
+)
+MEASURES: tuple[str, ...] = names(DECLARED)
 ETA = 3
 ALPHA = 0.5
 

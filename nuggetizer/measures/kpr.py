@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-MEASURES: tuple[str, ...] = ("KPR",)
+from nuggetizer.methods.declare import Measure, names
+
+DECLARED: tuple[Measure, ...] = (
+    Measure("KPR", "key point recall: share of the question's judged key points the answer "
+            "entails (only [yes] counts)"),
+)
+MEASURES: tuple[str, ...] = names(DECLARED)
 LABELS: tuple[str, ...] = ("yes", "no", "neutral")
 
 

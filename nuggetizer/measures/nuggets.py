@@ -10,8 +10,24 @@ from itertools import compress, repeat
 from operator import eq
 
 from nuggetizer.labels import CREDIT, STRICT_CREDIT
+from nuggetizer.methods.declare import Measure, names
 
-MEASURES: tuple[str, ...] = ("V_strict", "V", "W_strict", "W", "A_strict", "A", "L")
+DECLARED: tuple[Measure, ...] = (
+    Measure("V_strict", "vital nuggets the answer supports fully, over its topic's vital "
+            "nuggets (partial support counts 0); the primary measure"),
+    Measure("V", "vital nuggets' support (full 1, partial 0.5), over the vital nuggets"),
+    Measure("W_strict", "full support of the vital nuggets (weight 1) and okay ones (0.5), "
+            "over their weights (partial support counts 0)"),
+    Measure("W", "support (full 1, partial 0.5) of the vital nuggets (weight 1) and okay ones "
+            "(0.5), over their weights"),
+    Measure("A_strict", "nuggets the answer supports fully, over all the topic's nuggets"),
+    Measure("A", "support (full 1, partial 0.5) of all the topic's nuggets, over their number"),
+    Measure("L", "answer length in words (NFKC, whitespace tokens) after dropping trailing "
+            "sentences to stay within 400", missing=None),
+)
+MEASURES: tuple[str, ...] = names(DECLARED)
+# the measures computed from the nuggets' labels alone (every one but the length L)
+LABEL_MEASURES: tuple[str, ...] = tuple(m.name for m in DECLARED if m.missing is not None)
 LENGTH_LIMIT = 400
 # The assignment labels by credit: 1, 0.5 and 0 (labels.py), the weights `label_scores` uses.
 FULL, HALF, NONE = sorted(CREDIT, key=CREDIT.__getitem__, reverse=True)

@@ -22,7 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-MEASURES: tuple[str, ...] = ("compliance",)
+from nuggetizer.methods.declare import Measure, names
+
+DECLARED: tuple[Measure, ...] = (
+    Measure("compliance", "sum of weight x grade over the judged rubric criteria, over the sum "
+            "of their positive weights (below 0 when failure modes show)"),
+)
+MEASURES: tuple[str, ...] = names(DECLARED)
 GRADES: dict[str, float] = {"satisfied": 1.0, "not_satisfied": 0.0}  # the binary scale
 LABELS: tuple[str, ...] = tuple(GRADES)
 

@@ -20,8 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nuggetizer.labels import STRICT_CREDIT
+from nuggetizer.methods.declare import Measure, names
 
-SUB_NARRATIVE_MEASURES: tuple[str, ...] = ("SN_cov_vital", "SN_cov_all")
+SUB_NARRATIVE_DECLARED: tuple[Measure, ...] = (
+    Measure("SN_cov_vital", "mean over the topic's sub-narratives of the share of their vital "
+            "judged nuggets labelled support (keys with sub-narratives)", diagnostic=True),
+    Measure("SN_cov_all", "mean over the topic's sub-narratives of the share of all their "
+            "judged nuggets labelled support (keys with sub-narratives)", diagnostic=True),
+)
+SUB_NARRATIVE_MEASURES: tuple[str, ...] = names(SUB_NARRATIVE_DECLARED)
 
 
 def _mean_share(groups: dict[str, list[float]]) -> float:

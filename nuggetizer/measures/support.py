@@ -33,8 +33,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nuggetizer.labels import SUPPORT_WEIGHTS
+from nuggetizer.methods.declare import Measure, names
 
-MEASURES: tuple[str, ...] = ("support_recall", "support_precision")
+DECLARED: tuple[Measure, ...] = (
+    Measure("support_recall", "mean over the answer's sentences of the best support (full 1, "
+            "partial 0.5) by their cited passages; a sentence without citations scores 0"),
+    Measure("support_precision", "mean support (full 1, partial 0.5) over every judged "
+            "(sentence, cited passage) pair of the answer"),
+)
+MEASURES: tuple[str, ...] = names(DECLARED)
 
 
 def support_scores(sentences: Sequence[Sequence[str]]) -> dict[str, float]:

@@ -11,7 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-MEASURES: tuple[str, ...] = ("UDCG",)
+from nuggetizer.methods.declare import Measure, names
+
+DECLARED: tuple[Measure, ...] = (
+    Measure("UDCG", "sigmoid of the mean positive and gamma-weighted negative utility "
+            "u = R (1 - p_NR) of the context's passages"),
+)
+MEASURES: tuple[str, ...] = names(DECLARED)
 GAMMA = 1 / 3
 REFERENCE_GAMMA = 0.333  # the reference code's weight of irrelevant passages (-0.333)
 NO_RESPONSE = "NO-RESPONSE"

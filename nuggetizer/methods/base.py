@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.keys import check_fields, check_ids
-from nuggetizer.methods.declare import Measure
+from nuggetizer.methods.declare import Measure, check_choices, names, setting
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import Segment, Sentence, Topic
 
@@ -54,7 +54,7 @@ class Target:
     qid: str
     answer: str | None = None
     passages: list[Segment] | None = None  # a retrieval context, in rank order
-    length: int | None = None  # L of an answer (words, trimmed at 400)
+    length: int | None = None  # an answer's length L, when given (else nuggets counts it)
     query: str = ""  # the topic text the run gives with its answer, if any
     sentences: list[Sentence] = field(default_factory=list)  # the answer's, with citations
     references: list[str] = field(default_factory=list)  # segment ids, cited by index
@@ -126,18 +126,23 @@ class AnswerKeyMethod(ABC):
     reads_citations: ClassVar[bool] = False  # answers come with their cited passages' texts
     prompt_dir: ClassVar[Path | None] = None  # templates outside nuggetizer.prompts
 
-    # the measures as declared (methods/declare.py); `measures`, `answered_only` and
-    # `diagnostic` are their names, derived from them for a class that declares Measure objects
+    # the measures as declared (methods/declare.py), in `declared` (or, unchecked by mypy, as
+    # Measure objects in `measures`): `measures`, `answered_only` and `diagnostic` are derived
+    # from them. A class that lists bare names in `measures` gets Measures made of them.
     declared: ClassVar[tuple[Measure, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("measures", ())
+        own: Sequence[Any] = cls.__dict__.get("declared") or cls.__dict__.get("measures", ())
         if own and all(isinstance(m, Measure) for m in own):
             cls.declared = tuple(own)
-            cls.measures = tuple(m.name for m in own)
+            cls.measures = names(own)
             cls.answered_only = frozenset(m.name for m in own if m.answered_only)
             cls.diagnostic = frozenset(m.name for m in own if m.diagnostic)
+        elif own:
+            cls.declared = tuple(
+                Measure(m, m, missing=None if m in cls.answered_only else 0.0,
+                        diagnostic=m in cls.diagnostic) for m in own)
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.config_type()
@@ -157,7 +162,9 @@ class AnswerKeyMethod(ABC):
                                   f"{', '.join(sorted(fields))})")
             given[name] = _typed(name, value, fields[name].default)
         try:
-            return cls(cls.config_type(**given))
+            config = cls.config_type(**given)
+            check_choices(config)
+            return cls(config)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"method {cls.name!r}: {exc}") from None
 
@@ -288,6 +295,12 @@ class AnswerKeyMethod(ABC):
     @abstractmethod
     def score(self, key: Any, judgment: Any, pool: Sequence[Any]) -> dict[str, float]:
         """Measures of one judgment; `pool` holds every judgment of the same topic."""
+
+
+def reasks_setting() -> Any:
+    """The `reasks` setting every method that asks an LLM declares."""
+    return setting(DEFAULT_REASKS, "re-asks of an answer that does not parse before its items "
+                   "stay unjudged")
 
 
 def _typed(name: str, value: Any, default: Any) -> Any:

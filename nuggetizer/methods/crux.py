@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
+from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
 from nuggetizer.formats.keys import check_items
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.measures import crux as mc
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
+from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.methods.declare import setting
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_strings
 from nuggetizer.templates import load_prompt
@@ -44,12 +45,12 @@ _DIGIT = re.compile(r"(?<![0-9.])([0-5])(?![0-9.])")
 class CruxConfig:
     """CRUX knobs: questions per topic, coverage threshold, context depth, alpha, filter."""
 
-    n_questions: int = 15
-    eta: int = mc.ETA
-    k: int = 5
-    alpha: float = mc.ALPHA
-    filter: bool = True
-    reasks: int = DEFAULT_REASKS
+    n_questions: int = setting(15, "sub-questions written per topic from its reference summary")
+    eta: int = setting(mc.ETA, "lowest rating (0-5) at which a text answers a sub-question")
+    k: int = setting(5, "passages of a retrieval context judged (alpha-nDCG@k)")
+    alpha: float = setting(mc.ALPHA, "alpha-nDCG's redundancy penalty")
+    filter: bool = setting(True, "drop the sub-questions no judged passage answers")
+    reasks: int = reasks_setting()
 
 
 def parse_questions(text: str, n: int) -> list[str]:
@@ -114,7 +115,7 @@ class CruxMethod(AnswerKeyMethod):
 
     name = "crux"
     prompts = ("crux_questions", "crux_rating")
-    measures = mc.MEASURES
+    declared = mc.DECLARED
     primary = "alpha_nDCG"
     targets = ("context", "answer")
     config_type = CruxConfig

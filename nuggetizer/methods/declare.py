@@ -1,10 +1,11 @@
 """What a method declares once, as ir_measures declares its measures: its measures (name,
 description, value of a topic with no judgment, diagnostic or ranked) and its settings (a
 frozen dataclass whose fields carry a one-line help, their choices and, for the few the CLI
-gives an option of its own, that option).
+gives an option of its own, that option and the commands that take it).
 
-Everything else is generated from these: the `--set` help, the method's own CLI flags, the
-score engine's rules for a missing topic (flow/scoring.py), the report's glossary.
+Everything else is generated from these: the `--set` help and `nuggetizer methods`, the
+method's own CLI flags (cli/flags.py), the score engine's rule for a missing topic
+(flow/scoring.py), the check of a text setting's choices.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from nuggetizer.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -35,14 +38,36 @@ class Measure:
         """Whether its mean is over the topics a run answered only."""
         return self.missing is None
 
+    def rule(self) -> str:
+        """How a run's mean is taken, in words (for `nuggetizer methods`)."""
+        if self.missing is None:
+            mean = "mean over the topics a run answered"
+        else:
+            mean = f"mean over every topic (an unanswered one scores {self.missing:g})"
+        extras = [mean]
+        if self.diagnostic:
+            extras.append("diagnostic: listed only where some judgment gives it")
+        if not self.higher_better:
+            extras.append("lower is better")
+        return "; ".join(extras)
+
+
+def names(measures: Sequence[Measure]) -> tuple[str, ...]:
+    """The names of declared measures, in order."""
+    return tuple(m.name for m in measures)
+
 
 def setting(default: Any, help: str, *, choices: Sequence[str] | None = None,
-            flag: str | None = None) -> Any:
+            flag: str | None = None, commands: Sequence[str] = (),
+            flag_help: str | None = None) -> Any:
     """A field of a method's settings dataclass, declared with its one-line help, its
     choices (for a text setting) and `flag`, the CLI option of its own it has besides
-    `--set NAME=VALUE` (e.g. "--window"), if any."""
+    `--set NAME=VALUE` (e.g. "--window"), if any, on the `commands` named (e.g.
+    ("nuggetize",)). A bool setting whose flag is `--no-...` is set False by it; `flag_help`
+    replaces the help under the flag."""
     return dataclasses.field(default=default, metadata={
-        "help": help, "choices": tuple(choices) if choices else None, "flag": flag})
+        "help": help, "choices": tuple(choices) if choices else None, "flag": flag,
+        "commands": tuple(commands), "flag_help": flag_help})
 
 
 @dataclass(frozen=True)
@@ -54,16 +79,29 @@ class Setting:
     help: str
     choices: tuple[str, ...] | None
     flag: str | None
+    commands: tuple[str, ...] = ()
+    flag_help: str | None = None
 
     @property
     def kind(self) -> str:
         """The type's name of the setting (from its default): bool, int, float or str."""
         return "str" if self.default is None else type(self.default).__name__
 
+    @property
+    def negated(self) -> bool:
+        """A bool setting whose flag (`--no-...`) sets it False."""
+        return self.kind == "bool" and bool(self.flag) and str(self.flag).startswith("--no-")
+
     def line(self) -> str:
-        """`name=DEFAULT  help [choices]`, for the `--set` help."""
+        """`name=DEFAULT: help (choices)`, for the `--set` help."""
         choices = f" ({'|'.join(self.choices)})" if self.choices else ""
         return f"{self.name}={self.default!r}: {self.help}{choices}"
+
+    def option_help(self) -> str:
+        """The help of its own CLI option: `flag_help`, else the help with the default."""
+        if self.flag_help:
+            return self.flag_help
+        return f"{self.help} [default: {self.default}]"
 
 
 def settings_of(config_type: type) -> list[Setting]:
@@ -75,5 +113,17 @@ def settings_of(config_type: type) -> list[Setting]:
             f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
         meta = f.metadata
         found.append(Setting(f.name, default, str(meta.get("help") or f.name.replace("_", " ")),
-                             meta.get("choices"), meta.get("flag")))
+                             meta.get("choices"), meta.get("flag"),
+                             tuple(meta.get("commands") or ()), meta.get("flag_help")))
     return found
+
+
+def check_choices(config: Any) -> None:
+    """ConfigError naming the first text setting of `config` (a settings dataclass) whose
+    value is not one of its declared choices (a config's `__post_init__` calls it)."""
+    for s in settings_of(type(config)):
+        value = getattr(config, s.name)
+        if s.choices and value not in s.choices:
+            allowed = " or ".join(s.choices) if len(s.choices) == 2 else \
+                "one of " + ", ".join(s.choices)
+            raise ConfigError(f"setting {s.name} must be {allowed}, got {value!r}")

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
+from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.formats.keys import check_items
 from nuggetizer.measures import kpr as mk
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
+from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.methods.declare import setting
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_list
 from nuggetizer.templates import load_prompt
@@ -65,9 +66,9 @@ ENTAIL_SCHEMA = {
 class KprConfig:
     """KPR knobs: points kept per document, the one-shot demonstration, re-asks."""
 
-    max_points: int = 10
-    demonstration: bool = True
-    reasks: int = DEFAULT_REASKS
+    max_points: int = setting(10, "key points extracted per document at most")
+    demonstration: bool = setting(True, "show the extraction prompt its one-shot demonstration")
+    reasks: int = reasks_setting()
 
 
 def _list_or_empty(text: str) -> list:
@@ -158,7 +159,7 @@ class KprMethod(AnswerKeyMethod):
 
     name = "kpr"
     prompts = ("kpr_extract", "kpr_dedup", "kpr_entail")
-    measures = mk.MEASURES
+    declared = mk.DECLARED
     primary = "KPR"
     targets = ("answer",)
     config_type = KprConfig

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
+from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline, line_safe
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.assessments import (
@@ -31,8 +31,14 @@ from nuggetizer.labels import (
     assignment_of,
     importance_of,
 )
-from nuggetizer.measures.nuggets import MEASURES, label_scores, nugget_scores, text_length
-from nuggetizer.measures.subnarratives import SUB_NARRATIVE_MEASURES, sub_narrative_coverage
+from nuggetizer.measures.nuggets import (
+    DECLARED,
+    answer_length,
+    label_scores,
+    nugget_scores,
+    text_length,
+)
+from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
 from nuggetizer.methods.base import (
     AnswerKeyMethod,
     Checked,
@@ -40,7 +46,9 @@ from nuggetizer.methods.base import (
     KeyInput,
     Outcome,
     Target,
+    reasks_setting,
 )
+from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.labelling import Unparsed, chunks, label_batches
 from nuggetizer.methods.nuggets_mapping import map_sub_narratives
 from nuggetizer.methods.registry import register
@@ -69,20 +77,26 @@ _NONE_UNJUDGED: Counter[str] = Counter()
 class NuggetConfig:
     """The method's knobs; the defaults are the published ones (keep=0 disables the trim)."""
 
-    min_grade: int = 1
-    window: int = 10
-    max_nuggets: int = 30
-    keep: int = 20
-    label_batch: int = 10
-    assign_batch: int = 10
-    label: bool = True
-    reasks: int = DEFAULT_REASKS
-    render: str = RENDERINGS[0]  # castorini's prompt bytes, or "json" (templates.py)
+    min_grade: int = setting(1, "lowest qrels grade of a judged passage nuggets are made from "
+                             "(nuggetize --min-grade)")
+    window: int = setting(10, "segments per call", flag="--window", commands=("nuggetize",))
+    max_nuggets: int = setting(30, "nuggets kept while creating", flag="--max-nuggets",
+                               commands=("nuggetize",))
+    keep: int = setting(20, "nuggets kept after sorting (0: all)", flag="--keep",
+                        commands=("nuggetize",))
+    label_batch: int = setting(10, "nuggets per importance-labelling call")
+    assign_batch: int = setting(10, "nuggets per call", flag="--batch", commands=("assign",))
+    label: bool = setting(True, "label the nuggets' importance, then sort and trim them",
+                          flag="--no-labels", commands=("nuggetize",),
+                          flag_help="skip importance and trim (for post-editing)")
+    reasks: int = reasks_setting()
+    render: str = setting(
+        RENDERINGS[0], "nuggets prompts: castorini's bytes (Python lists; the track's) or json "
+        "(lists as JSON, this toolkit's earlier prompts, whose cache entries it hits)",
+        choices=RENDERINGS, flag="--render", commands=("nuggetize", "assign"))
 
     def __post_init__(self) -> None:
-        if self.render not in RENDERINGS:
-            raise ValueError(f"setting render must be one of {', '.join(RENDERINGS)}, got "
-                             f"{self.render!r}")
+        check_choices(self)
 
     def untrusted(self, text: str) -> str:
         """An answer or passage as the prompt carries it: castorini's bytes (one line, spaces
@@ -206,21 +220,22 @@ async def assign_nuggets(
 
 @register
 class NuggetsMethod(AnswerKeyMethod):
-    """The AutoNuggetizer in the answer-key interface (methods/base.py): it calls the functions
-    above; its records are a NuggetList per topic and an Assessment per (run, topic)
-    (formats/nuggets.py, formats/assessments.py)."""
+    """AutoNuggetizer (TREC 2024 RAG Track): nuggets from judged passages, importance labels,
+    listwise assignment of each nugget to an answer.
+
+    The answer-key interface (methods/base.py) over the functions above; its records are a
+    NuggetList per topic and an Assessment per (run, topic) (formats/nuggets.py,
+    formats/assessments.py)."""
 
     name = "nuggets"
     prompts = PROMPTS
-    measures = (*MEASURES, *SUB_NARRATIVE_MEASURES)
-    diagnostic = frozenset(SUB_NARRATIVE_MEASURES)  # only for keys with sub-narratives
+    declared = (*DECLARED, *SUB_NARRATIVE_DECLARED)  # the latter for keys with sub-narratives
     primary = "V_strict"
     targets = ("answer",)
     config_type = NuggetConfig
     key_needs = frozenset({"qrels", "corpus"})
     key_file = "nuggets.jsonl"
     judgments_dir = "assessments"
-    answered_only = frozenset({"L"})
     scores_without_key = True
     skip_without_documents = True
 
@@ -275,10 +290,18 @@ class NuggetsMethod(AnswerKeyMethod):
     async def judge(self, assessor: Assessor, key: NuggetList, target: Target) -> Outcome:
         answer = Answer(run_id=target.run_id, topic_id=target.qid,
                         sentences=list(target.sentences) or [Sentence(text=target.answer or "")])
-        length = target.length if target.length is not None else 0
-        assessment = await assign_nuggets(assessor, key, answer, length, self.config)
+        assessment = await assign_nuggets(assessor, key, answer, self.length(target),
+                                          self.config)
         return Outcome(assessment_record(assessment),
                        sum(1 for n in assessment.nuggets if n.assignment == UNJUDGED))
+
+    @staticmethod
+    def length(target: Target) -> int:
+        """L of a target's answer (words, trimmed at 400 by dropping trailing sentences):
+        the target's own `length` when it gives one, else counted from its sentences."""
+        if target.length is not None:
+            return target.length
+        return answer_length([s.text for s in target.sentences])
 
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
@@ -325,7 +348,7 @@ class NuggetsMethod(AnswerKeyMethod):
     def blank_judgment(self, key: NuggetList, target: Target) -> Assessment:
         return Assessment(
             run_id=target.run_id, qid=target.qid, query=key.query,
-            answer_text=target.answer or "", length=target.length,
+            answer_text=target.answer or "", length=self.length(target),
             nuggets=[AssessedNugget(text=n.text, importance=n.importance, assignment=UNJUDGED,
                                     **extras_record(n)) for n in key.nuggets])
 

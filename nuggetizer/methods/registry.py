@@ -19,6 +19,7 @@ from nuggetizer.errors import ConfigError
 from nuggetizer.methods.base import AnswerKeyMethod
 
 PLUGINS_ENV = "NUGGETIZER_METHODS"
+DEFAULT_METHOD = "nuggets"  # the AutoNuggetizer: the method a command or track names by default
 ENTRY_POINT_GROUP = "nuggetizer.methods"
 REGISTRY: dict[str, type[AnswerKeyMethod]] = {}
 _loaded = False
@@ -55,9 +56,9 @@ def load() -> None:
 
 
 def method_names() -> list[str]:
-    """The names of every registered method, the AutoNuggetizer's first."""
+    """The names of every registered method, the default one first."""
     load()
-    return sorted(REGISTRY, key=lambda name: (name != "nuggets", name))
+    return sorted(REGISTRY, key=lambda name: (name != DEFAULT_METHOD, name))
 
 
 def method_class(name: str) -> type[AnswerKeyMethod]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
+from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import id_field, type_name
@@ -37,7 +37,7 @@ from nuggetizer.formats.keys import check_ids
 from nuggetizer.formats.rubric_sheets import read_rubric_sheets, rubric_sheets
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
+from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import json_label, normalise_label
 
@@ -89,7 +89,7 @@ def check_criteria(obj: dict[str, Any], field: str, path: Path, line: int) -> li
 class RubricsConfig:
     """`reasks`: how often an off-menu verdict is asked again before it stays unjudged."""
 
-    reasks: int = DEFAULT_REASKS
+    reasks: int = reasks_setting()
 
 
 @register
@@ -98,7 +98,7 @@ class RubricsMethod(AnswerKeyMethod):
 
     name = "rubrics"
     prompts = ("rubrics_grade",)
-    measures = mr.MEASURES
+    declared = mr.DECLARED
     primary = "compliance"
     targets = ("answer",)
     config_type = RubricsConfig

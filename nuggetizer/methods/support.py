@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
+from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
 from nuggetizer.flow.inputs import citation_problem, resolve
@@ -40,7 +40,8 @@ from nuggetizer.formats.keys import check_ids
 from nuggetizer.formats.sheets import read_support_sheets, support_sheets
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
-from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target
+from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target, reasks_setting
+from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import json_label
 
@@ -59,12 +60,12 @@ class SupportConfig:
     """`citations`: "first" (each sentence's first citation, as the 2024 track judged) or
     "all" (every citation, TREC RAG 2026)."""
 
-    citations: str = "first"
-    reasks: int = DEFAULT_REASKS
+    citations: str = setting("first", "citations judged: each sentence's first (TREC RAG "
+                             "2024) or all of them (TREC RAG 2026)", choices=("first", "all"))
+    reasks: int = reasks_setting()
 
     def __post_init__(self) -> None:
-        if self.citations not in ("first", "all"):
-            raise ValueError(f"setting citations must be first or all, got {self.citations!r}")
+        check_choices(self)
 
 
 def parse_support(text: str) -> str:
@@ -86,7 +87,7 @@ class SupportMethod(AnswerKeyMethod):
 
     name = "support"
     prompts = ("support_judge",)
-    measures = ms.MEASURES
+    declared = ms.DECLARED
     primary = "support_recall"
     targets = ("answer",)
     config_type = SupportConfig

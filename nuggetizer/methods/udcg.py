@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor, RefusedError, Request
+from nuggetizer.assessors.base import Assessor, RefusedError, Request
 from nuggetizer.assessors.untrusted import line_safe
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.keys import check_items, read_udcg_dataset
 from nuggetizer.measures import udcg as mu
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
+from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
@@ -49,16 +50,16 @@ RELEVANCE_SCHEMA = {
 class UdcgConfig:
     """UDCG knobs: gamma, context depth, relevance source, qrels threshold, top-k log-probs."""
 
-    gamma: float = mu.GAMMA
-    k: int = 5
-    relevance: str = "qrels"  # or "llm"
-    min_grade: int = 1
-    top_logprobs: int = 20
-    reasks: int = DEFAULT_REASKS
+    gamma: float = setting(mu.GAMMA, "weight of the irrelevant passages' negative utility")
+    k: int = setting(5, "passages of a retrieval context judged")
+    relevance: str = setting("qrels", "where a passage's relevance comes from: the qrels, or "
+                             "an LLM judge", choices=("qrels", "llm"))
+    min_grade: int = setting(1, "lowest qrels grade of a relevant passage (relevance=qrels)")
+    top_logprobs: int = setting(20, "first-token log-probabilities read for p(NO-RESPONSE)")
+    reasks: int = reasks_setting()
 
     def __post_init__(self) -> None:
-        if self.relevance not in ("qrels", "llm"):
-            raise ConfigError(f"UDCG relevance must be 'qrels' or 'llm', not {self.relevance!r}")
+        check_choices(self)
 
 
 def parse_relevance(text: str) -> bool:
@@ -128,7 +129,7 @@ class UdcgMethod(AnswerKeyMethod):
 
     name = "udcg"
     prompts = ("udcg_no_response", "udcg_relevance")
-    measures = mu.MEASURES
+    declared = mu.DECLARED
     primary = "UDCG"
     targets = ("context",)
     config_type = UdcgConfig

@@ -22,13 +22,14 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.flow.provenance import provenance
 from nuggetizer.formats.tables import iter_per_topic
 from nuggetizer.formats.writing import dumps, write_text_atomic
-from nuggetizer.measures.nuggets import nugget_scores
+from nuggetizer.labels import CREDIT, UNJUDGED
+from nuggetizer.measures.nuggets import LABEL_MEASURES, nugget_scores
 from nuggetizer.types import Assessment, Qrel, Segment, Topic
 
-NUGGET_MEASURE_NAMES = ("V_strict", "V", "W_strict", "W", "A_strict", "A")
-_RELEVANCE = {"vital": 2, "okay": 1, "unjudged": 0}
+NUGGET_MEASURE_NAMES = LABEL_MEASURES  # the declared ones computed from labels (not L)
+_RELEVANCE = {"vital": 2, "okay": 1, UNJUDGED: 0}
 _IMPORTANCE = {v: k for k, v in _RELEVANCE.items()}
-_SCORE = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
+_SCORE = CREDIT  # a label's score in the run: its credit in V, W and A
 _ASSIGNMENT = {v: k for k, v in _SCORE.items()}
 
 
@@ -54,9 +55,9 @@ def _ir_datasets() -> Any:
 
 def _by_query(name: str, qrels: Any, run: Any) -> float:
     """One topic's value of `name` from ir_measures' per-query frames."""
-    labels_by_doc = {str(d): _ASSIGNMENT.get(float(s), "unjudged")
+    labels_by_doc = {str(d): _ASSIGNMENT.get(float(s), UNJUDGED)
                      for d, s in zip(run["doc_id"], run["score"])}
-    labels = [(_IMPORTANCE.get(int(rel), "unjudged"), labels_by_doc.get(str(doc), "unjudged"))
+    labels = [(_IMPORTANCE.get(int(rel), UNJUDGED), labels_by_doc.get(str(doc), UNJUDGED))
               for doc, rel in zip(qrels["doc_id"], qrels["relevance"])]
     return nugget_scores(labels)[name]
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
+from nuggetizer.methods.declare import Measure, setting
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import parse_strings
 
@@ -19,7 +20,7 @@ from nuggetizer.parsing import parse_strings
 class KeytermsConfig:
     """How many terms a key holds."""
 
-    terms: int = 2
+    terms: int = setting(2, "key terms a topic's key holds at most")
 
 
 @register
@@ -28,7 +29,7 @@ class KeytermsMethod(AnswerKeyMethod):
 
     name = "keyterms"
     prompts = ("keyterms_extract", "keyterms_judge")
-    measures = ("TermRecall",)
+    declared = (Measure("TermRecall", "share of the topic's key terms the answer covers"),)
     primary = "TermRecall"
     targets = ("answer",)
     config_type = KeytermsConfig
