@@ -4,6 +4,7 @@ report is in cli/report.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,6 +20,7 @@ from nuggetizer.formats.sheets import nugget_sheet, read_nugget_sheet, sheet_fil
 from nuggetizer.formats.track_rules import request_limits
 from nuggetizer.formats.trec_run import read_trec_runs
 from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic, write_text_atomic
+from nuggetizer.methods.base import AnswerKeyMethod
 from nuggetizer.organizer.blind import blind as make_blind
 from nuggetizer.organizer.blind import unblind
 from nuggetizer.organizer.irm import export_dataset
@@ -30,10 +32,12 @@ from nuggetizer.organizer.validate import (
     summary_table,
     validate_run,
 )
-from nuggetizer.types import NuggetList
 
-MEASURE = click.option("--measure", default="V_strict", show_default=True,
-                       help="measure to compare (any leaderboard column)")
+MEASURE = click.option("--measure", default=None,
+                       help="measure to compare (any leaderboard column) [default: the primary "
+                            "measure of --method: V_strict]")
+KEY = click.option("--nuggets", "--key", "nuggets", type=ANY, default=None,
+                   help="answer key of --method: topics scored (else seen)")
 
 
 @click.command("validate")
@@ -198,8 +202,9 @@ def import_sheets_command(sheets: tuple[Path, ...], key: Path | None, method: st
                f"{len(by_run)} runs to {output}", err=True)
 
 
-def _keys(nuggets: Path | None, lenient: bool) -> dict[str, NuggetList] | None:
-    return read_nuggets(nuggets, lenient=lenient) if nuggets else None
+def _keys(method: AnswerKeyMethod, nuggets: Path | None, lenient: bool
+          ) -> dict[str, Any] | None:
+    return method.read_keys(nuggets, lenient) if nuggets else None
 
 
 @click.command("agreement")
@@ -209,7 +214,8 @@ def _keys(nuggets: Path | None, lenient: bool) -> dict[str, NuggetList] | None:
               help="the measure of A, to correlate two different measures (e.g. V_strict "
                    "against support_recall) [default: --measure]")
 @click.option("--measure-b", default=None, help="the measure of B [default: --measure]")
-@click.option("--nuggets", type=ANY, default=None, help="answer key: topics scored (else seen)")
+@KEY
+@method_options
 @click.option("-o", "--output", type=FILE, default=None, help="TSV table")
 @click.option("--markdown", type=FILE, default=None, help="markdown table")
 @click.option("--plot", type=FILE, default=None, help="scatter plot PNG")
@@ -218,32 +224,36 @@ def _keys(nuggets: Path | None, lenient: bool) -> dict[str, NuggetList] | None:
 @click.option("--meta-output", type=FILE, default=None,
               help="TSV of the run-level meta-evaluation (measure value)")
 @LENIENT
-def agreement_command(inputs: tuple[Path, ...], measure: str, measure_a: str | None,
-                      measure_b: str | None, nuggets: Path | None, output: Path | None,
+def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: str | None,
+                      measure_b: str | None, nuggets: Path | None, method: str,
+                      settings: tuple[str, ...], output: Path | None,
                       markdown: Path | None, plot: Path | None, top_k: int,
                       meta_output: Path | None, lenient: bool) -> None:
     """Kendall's tau (run level, all pairs, per-topic mean) and Spearman between A and B
     (without B: between two measures of A, e.g. the per-topic TSV of a several-method
     evaluate); at run level with A the reference, also tau_AP, tau_AP-b, Kendall@k and Pearson
     (the TREC AutoJudge meta-evaluation). A and B: assessments, our TSVs, or AutoJudge
-    leaderboards. Of more evaluations (A B C ...): every pair, Krippendorff's alpha over all
-    of them, and with assessments their agreement on the labels (kappa, alpha)."""
+    leaderboards; judgments are scored by --method. Of more evaluations (A B C ...): every
+    pair, Krippendorff's alpha over all of them, and with nugget assessments their agreement
+    on the labels (kappa, alpha)."""
     from nuggetizer.organizer.agreement import compare, load_scores, scatter_png
 
     if top_k < 1:
         raise click.BadParameter("must be at least 1", param_hint="--top-k")
+    chosen = configured(method, settings)
+    measure = measure or chosen.primary
+    keys = _keys(chosen, nuggets, lenient)
     if len(inputs) > 2:
         _many_agreement(inputs, measure, (measure_a, measure_b, plot, meta_output),
-                        nuggets, output, markdown, top_k, lenient)
+                        chosen, keys, output, markdown, top_k, lenient)
         return
     a, b = inputs[0], (inputs[1] if len(inputs) > 1 else None)
     first, second = measure_a or measure, measure_b or measure
     if b is None and first == second:
         raise click.UsageError("give B, or two different measures of A (--measure-a, "
                                "--measure-b)")
-    keys = _keys(nuggets, lenient)
-    sa = load_scores([a], first, keys=keys, lenient=lenient)
-    sb = load_scores([b or a], second, keys=keys, lenient=lenient)
+    sa = load_scores([a], first, keys=keys, lenient=lenient, method=chosen)
+    sb = load_scores([b or a], second, keys=keys, lenient=lenient, method=chosen)
     label = first if first == second else f"{first} vs {second}"
     result = compare(sa, sb, label, k=top_k)
     if meta_output:
@@ -258,8 +268,9 @@ def agreement_command(inputs: tuple[Path, ...], measure: str, measure_a: str | N
 
 
 def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[object, ...],
-                    nuggets: Path | None, output: Path | None, markdown: Path | None,
-                    top_k: int, lenient: bool) -> None:
+                    method: AnswerKeyMethod, keys: dict[str, Any] | None,
+                    output: Path | None, markdown: Path | None, top_k: int, lenient: bool
+                    ) -> None:
     """`agreement` of three or more evaluations (organizer/many_agreement.py)."""
     from nuggetizer.organizer.agreement import load_scores
     from nuggetizer.organizer.many_agreement import (
@@ -273,9 +284,8 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
     if any(option is not None for option in two_only):
         raise click.UsageError("--measure-a, --measure-b, --plot and --meta-output compare two "
                                "evaluations: give A and B only")
-    keys = _keys(nuggets, lenient)
-    scores = score_agreement([load_scores([p], measure, keys=keys, lenient=lenient)
-                              for p in inputs], measure, top_k)
+    scores = score_agreement([load_scores([p], measure, keys=keys, lenient=lenient,
+                                          method=method) for p in inputs], measure, top_k)
     texts = [f"On {measure}:\n\n" + scores.markdown(SCORE_LABELS)]
     tables = [scores.tsv()]
     if all(is_assessments(p) for p in inputs):
@@ -299,18 +309,23 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
               help="randomization trials (exact for <= 16 topics)")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--alpha", type=float, default=0.05, show_default=True)
-@click.option("--nuggets", type=ANY, default=None, help="answer key: topics scored (else seen)")
+@KEY
+@method_options
 @click.option("-o", "--output", type=FILE, default=None, help="TSV table")
 @click.option("--markdown", type=FILE, default=None, help="markdown table")
 @LENIENT
-def significance_command(inputs: tuple[Path, ...], measure: str, correction: str, trials: int,
-                         seed: int, alpha: float, nuggets: Path | None, output: Path | None,
+def significance_command(inputs: tuple[Path, ...], measure: str | None, correction: str,
+                         trials: int, seed: int, alpha: float, nuggets: Path | None,
+                         method: str, settings: tuple[str, ...], output: Path | None,
                          markdown: Path | None, lenient: bool) -> None:
     """Paired t-test and randomization test between every pair of runs, corrected."""
     from nuggetizer.organizer.agreement import load_scores
     from nuggetizer.organizer.significance import pairwise, table_markdown, table_tsv
 
-    scores = load_scores(list(inputs), measure, keys=_keys(nuggets, lenient), lenient=lenient)
+    chosen = configured(method, settings)
+    measure = measure or chosen.primary
+    scores = load_scores(list(inputs), measure, keys=_keys(chosen, nuggets, lenient),
+                         lenient=lenient, method=chosen)
     if scores.per_topic is None:
         raise InputError(inputs[0], None, "a leaderboard has no per-topic values: give "
                          "assessments or a per-topic TSV")

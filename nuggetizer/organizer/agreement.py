@@ -27,7 +27,8 @@ from nuggetizer.flow.scoring import ScoreTable, score_files
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderboard
 from nuggetizer.formats.tables import is_per_topic, iter_per_topic, read_leaderboard
 from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
-from nuggetizer.methods.registry import make_method
+from nuggetizer.methods.base import AnswerKeyMethod
+from nuggetizer.methods.registry import DEFAULT_METHOD, make_method
 from nuggetizer.organizer.meta_evaluate import track_measures
 
 PerTopic = dict[str, dict[str, float]]  # run -> topic -> value
@@ -202,14 +203,14 @@ def _read_tsv(path: Path, measure: str) -> Scores:
 
 
 def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] | None = None,
-                lenient: bool = False) -> Scores:
-    """One side of a comparison: a TSV, or assessment files/folders scored with `score`
-    (against the nuggets `keys` when given)."""
+                lenient: bool = False, method: AnswerKeyMethod | None = None) -> Scores:
+    """One side of a comparison: a TSV, or judgment files/folders of `method` (default: the
+    registry's default method) scored with `score` (against its `keys` when given)."""
     if len(paths) == 1 and paths[0].is_file() and (
             paths[0].suffix.lower() in (".tsv", ".txt")
             or (".jsonl" not in paths[0].name.lower() and is_autojudge_leaderboard(paths[0]))):
         return _read_tsv(paths[0], measure)
-    table = score_files(make_method("nuggets"), list(paths), keys, lenient)
+    table = score_files(method or make_method(DEFAULT_METHOD), list(paths), keys, lenient)
     return from_table(table, measure, " ".join(str(p) for p in paths))
 
 
