@@ -247,3 +247,47 @@ def test_score_writes_the_leaderboard_per_topic_rows_and_the_matrix(tmp_path: Pa
     assert len(cells) == 6
     for (run, other), (wins, ties, losses) in cells.items():
         assert cells[(other, run)] == (losses, ties, wins) and wins + ties + losses == 6
+
+
+def test_battle_sheets_round_trip_to_identical_tables(tmp_path: Path) -> None:
+    paths = baselines(tmp_path, topics=5)
+    out, sheets, back = tmp_path / "out", tmp_path / "sheets", tmp_path / "back"
+    mapping = tmp_path / "private" / "mapping.json"
+    mapping.parent.mkdir()
+    with emulator(tmp_path, "--seed", "2") as server:
+        result = CliRunner().invoke(cli, battles_args(
+            paths, out, "--no-cache", "--set", "both_orders=false", "--assessor",
+            "openai:emulated", "--base-url", server.url))
+        assert result.exit_code == 0, result.output
+    runner = CliRunner()
+    exported = runner.invoke(cli, ["export-battle-sheets", "--battles", str(out), "--mapping",
+                                   str(mapping), "-o", str(sheets),
+                                   *[x for p in paths for x in ("--run", str(p))]])
+    assert exported.exit_code == 0, exported.output
+    files = sorted(sheets.glob("*.tsv"))
+    assert len(files) == 5
+    for path in files:  # blind: no run id, only pseudonyms
+        text = path.read_text()
+        assert not any(run_id in text for run_id in run_ids(paths))
+        assert "run-" in text
+    imported = runner.invoke(cli, ["import-battle-sheets", str(sheets), "--mapping",
+                                   str(mapping), "-o", str(back)])
+    assert imported.exit_code == 0, imported.output
+    tables = []
+    for folder in (out, back):
+        board = tmp_path / f"{folder.name}.tsv"
+        scored = runner.invoke(cli, ["score", "--method", "battles", str(folder), "-o",
+                                     str(board), "--per-topic", str(board) + ".pt",
+                                     "--set", "rounds=30"])
+        assert scored.exit_code == 0, scored.output
+        tables.append([board.read_text(), Path(str(board) + ".pt").read_text(),
+                       board.with_name(f"{board.stem}.matrix.tsv").read_text()])
+    assert tables[0] == tables[1]
+    # a judge's hand: a verdict that is not left, right or tie is named with its line
+    first = files[0]
+    lines = first.read_text().splitlines()
+    lines[2] = re.sub(r"\t(left|right|tie)\t", "\tmaybe\t", lines[2], count=1)
+    first.write_text("\n".join(lines) + "\n")
+    bad = runner.invoke(cli, ["import-battle-sheets", str(sheets), "--mapping", str(mapping),
+                              "-o", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and f"{first}:3" in bad.output and "maybe" in bad.output

@@ -3,8 +3,9 @@
 One TSV per topic (formats/sheets.py's quoting and `#` comments), one row per battle:
 `qid battle left right verdict narrative left_answer right_answer`. `left` and `right` are the
 runs' pseudonyms of blind review (organizer/blind.py: an HMAC of the run id under the secret
-of the mapping file, kept apart from the sheets); which run is shown left and the order of a
-topic's battles are HMACs under the same secret too, so the sheets say nothing about the runs.
+of the mapping file, kept apart from the sheets), each cell on one line; which run is shown
+left and the order of a topic's battles are HMACs under the same secret too, so the sheets say
+nothing about the runs.
 A judge fills `verdict` with left, right or tie; a blank verdict is unjudged (counted, never a
 tie). Exported from battle records, the verdict is prefilled from their result.
 
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.sheets import _rows, _tsv, sheet_file_name, sheet_files
 from nuggetizer.labels import UNJUDGED
@@ -55,8 +57,8 @@ def battle_sheets(records: Sequence[Mapping[str, Any]],
                                   "--run files")
         by_topic.setdefault(qid, []).append((order, [
             qid, "", pseudonym(secret, left), pseudonym(secret, right), verdict,
-            r.get("narrative", ""), render_answer(answers[left][qid]),
-            render_answer(answers[right][qid])]))
+            inline(r.get("narrative", "")), inline(render_answer(answers[left][qid])),
+            inline(render_answer(answers[right][qid]))]))
     sheets = {}
     for qid, rows in by_topic.items():
         ordered = [row for _, row in sorted(rows, key=lambda x: x[0])]
