@@ -291,3 +291,44 @@ def test_battle_sheets_round_trip_to_identical_tables(tmp_path: Path) -> None:
     bad = runner.invoke(cli, ["import-battle-sheets", str(sheets), "--mapping", str(mapping),
                               "-o", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and f"{first}:3" in bad.output and "maybe" in bad.output
+
+
+def test_agreement_of_the_battle_ranking_with_the_nugget_ranking(tmp_path: Path) -> None:
+    """`agreement` reads a battles folder as its Bradley-Terry ranking: Kendall's tau and
+    tau_AP against the AutoNuggetizer's V_strict of the same runs (both at the emulator)."""
+    from emulated import NUGGETS
+    from scipy.stats import kendalltau
+
+    paths = baselines(tmp_path, topics=6)
+    out, judged, nuggets_pt = tmp_path / "out", tmp_path / "judged", tmp_path / "v.tsv"
+    with emulator(tmp_path, "--seed", "4") as server:
+        common = ["--no-cache", "--assessor", "openai:emulated", "--base-url", server.url]
+        made = CliRunner().invoke(cli, battles_args(paths, out, *common))
+        assert made.exit_code == 0, made.output
+        assigned = CliRunner().invoke(cli, ["assign", "--nuggets", str(NUGGETS), "--lenient",
+                                            "-o", str(judged), *common,
+                                            *[x for p in paths for x in ("--run", str(p))]])
+        assert assigned.exit_code == 0, assigned.output
+    scored = CliRunner().invoke(cli, ["score", str(judged), "--nuggets", str(NUGGETS),
+                                      "--lenient", "--only-topics",
+                                      ",".join(json.loads(x)["topic_id"] for x in
+                                               paths[0].read_text().splitlines()),
+                                      "--per-topic", str(nuggets_pt)])
+    assert scored.exit_code == 0, scored.output
+    board = tmp_path / "bt.tsv"
+    assert CliRunner().invoke(cli, ["score", "--method", "battles", str(out), "-o", str(board),
+                                    "--set", "rounds=20"]).exit_code == 0
+    table, meta = tmp_path / "agreement.tsv", tmp_path / "meta.tsv"
+    result = CliRunner().invoke(cli, ["agreement", str(nuggets_pt), str(out), "--measure-a",
+                                      "V_strict", "--measure-b", "bt_score", "-o", str(table),
+                                      "--meta-output", str(meta)])
+    assert result.exit_code == 0, result.output
+    bt = {r.split("\t")[0]: float(r.split("\t")[1]) for r in board.read_text().splitlines()[1:]}
+    v = {r.split("\t")[0]: float(r.split("\t")[3]) for r in nuggets_pt.read_text().splitlines()
+         if r.split("\t")[1:3] == ["all", "V_strict"]}
+    runs = sorted(bt)
+    expected = kendalltau([v[r] for r in runs], [bt[r] for r in runs]).statistic
+    run_row = table.read_text().splitlines()[1].split("\t")
+    assert run_row[:3] == ["run", "run means", "3"]
+    assert float(run_row[3]) == pytest.approx(expected, abs=1e-4)
+    assert "tau_ap" in meta.read_text()

@@ -24,8 +24,8 @@ from nuggetizer.cli.common import (
 from nuggetizer.cli.dry import dry_step, echo_report
 from nuggetizer.cli.steps import configured, make_targets, restrict_targets
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.battles import BATTLES_FILE, plan_battles
 from nuggetizer.flow.battles import judge_battles as judge
+from nuggetizer.flow.battles import plan_battles
 from nuggetizer.flow.dryrun import dry_assessor
 from nuggetizer.flow.inputs import answer_targets, cite_targets
 from nuggetizer.flow.scoring import read_judged
@@ -33,6 +33,7 @@ from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.labels import UNJUDGED
+from nuggetizer.methods.battles import BATTLES_FILE
 from nuggetizer.methods.registry import make_method
 from nuggetizer.organizer.battle_sheets import (
     battle_sheets,

@@ -21,9 +21,7 @@ from nuggetizer.flow.schedule import Pairing, schedule_battles
 from nuggetizer.flow.steps import _stamp, run_journalled
 from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.methods.base import AnswerKeyMethod, Target
-from nuggetizer.methods.battles import battle_key
-
-BATTLES_FILE = "battles.jsonl"
+from nuggetizer.methods.battles import BATTLES_FILE, battle_key
 
 
 @dataclass

@@ -38,6 +38,7 @@ from nuggetizer.methods.declare import setting
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure
 
+BATTLES_FILE = "battles.jsonl"  # the judgments file of `nuggetizer battles`, in its folder
 VERDICTS = ("A", "B", "tie")
 RESULTS = ("a", "b", "tie")
 SCHEMA = {
