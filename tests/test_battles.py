@@ -332,3 +332,21 @@ def test_agreement_of_the_battle_ranking_with_the_nugget_ranking(tmp_path: Path)
     assert run_row[:3] == ["run", "run means", "3"]
     assert float(run_row[3]) == pytest.approx(expected, abs=1e-4)
     assert "tau_ap" in meta.read_text()
+
+
+def test_report_of_battles_draws_scores_with_intervals_and_the_win_heat_map(
+        tmp_path: Path) -> None:
+    paths = baselines(tmp_path, topics=4)
+    out, report = tmp_path / "out", tmp_path / "report"
+    with emulator(tmp_path, "--seed", "6") as server:
+        made = CliRunner().invoke(cli, battles_args(
+            paths, out, "--no-cache", "--assessor", "openai:emulated", "--base-url",
+            server.url))
+        assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(cli, ["report", str(out), "-o", str(report)])
+    assert result.exit_code == 0, result.output
+    page = (report / "index.html").read_text()
+    for figure in ("battle_scores.png", "battle_wins.png", "heatmap.png"):
+        assert f"src='{figure}'" in page
+        assert (report / figure).read_bytes().startswith(b"\x89PNG")
+    assert "12 battles with a result" in page and "bt_score" in page

@@ -91,6 +91,11 @@ class Battle:
         return battle_key(self.qid, self.a.run_id, self.b.run_id)
 
 
+def is_battles(path: Path) -> bool:
+    """Whether `path` is battle judgments: a battles.jsonl, or a folder holding one."""
+    return path.name == BATTLES_FILE or (path / BATTLES_FILE).is_file()
+
+
 def battle_key(qid: str, run_a: str, run_b: str) -> str:
     """The resume key of a battle."""
     return f"{qid}\t{run_a}\t{run_b}"

@@ -29,7 +29,7 @@ from nuggetizer.flow.scoring import ScoreTable, score_files
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderboard
 from nuggetizer.formats.tables import is_per_topic, iter_per_topic, read_leaderboard
 from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
-from nuggetizer.methods.battles import BATTLES_FILE
+from nuggetizer.methods.battles import is_battles
 from nuggetizer.methods.registry import make_method
 from nuggetizer.organizer.meta_evaluate import track_measures
 
@@ -212,8 +212,7 @@ def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] 
             paths[0].suffix.lower() in (".tsv", ".txt")
             or (".jsonl" not in paths[0].name.lower() and is_autojudge_leaderboard(paths[0]))):
         return _read_tsv(paths[0], measure)
-    battles = all(p.name == BATTLES_FILE or (p / BATTLES_FILE).is_file() for p in paths)
-    if battles:  # pairwise battles (`nuggetizer battles`): their Bradley-Terry ranking
+    if all(is_battles(p) for p in paths):  # battles: their Bradley-Terry ranking
         table = score_files(make_method("battles"), list(paths), None, lenient)
     else:
         table = score_files(make_method("nuggets"), list(paths), keys, lenient)
