@@ -9,9 +9,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from nuggetizer.measures.bradley_terry import (
+    TwoOrders,
     Verdict,
     bootstrap_intervals,
     fit_bradley_terry,
+    flip_rates,
     per_topic,
     win_matrix,
 )
@@ -33,6 +35,17 @@ MEASURES = (
 )
 
 
+POSITION = {"A": "a", "B": "b", "tie": "tie"}  # a judge's verdict as measures/verdicts.py spells it
+
+
+def two_orders(record: Mapping[str, Any]) -> TwoOrders:
+    """A battle judged in both orders as Bradley-Terry's TwoOrders: the verdicts as the judge
+    gave them ("a": the answer shown as A won), run A shown first in `first`."""
+    by_first = {o["first"]: POSITION.get(o["verdict"]) for o in record["orders"]}
+    return TwoOrders(record["qid"], record["run_a"], record["run_b"], by_first[record["run_a"]],
+                     by_first[record["run_b"]])
+
+
 def verdicts(records: Iterable[Mapping[str, Any]]) -> list[Verdict]:
     """The battles with a result as Bradley-Terry verdicts."""
     return [Verdict(r["qid"], r["run_a"], r["run_b"], r["result"]) for r in records
@@ -44,25 +57,10 @@ def win_rates(found: Sequence[Verdict]) -> dict[str, float]:
     points: Counter[str] = Counter()
     played: Counter[str] = Counter()
     for v in found:
-        played.update((v.run_a, v.run_b))
-        if v.result == "tie":
-            points[v.run_a] += 0.5
-            points[v.run_b] += 0.5
-        else:
-            points[v.run_a if v.result == "a" else v.run_b] += 1
+        for run in (v.run_a, v.run_b):
+            points[run] += v.score(run)
+            played[run] += 1
     return {run: points[run] / played[run] for run in played}
-
-
-def flip_rates(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Each run's share of its two-order battles whose verdict reversed with the order."""
-    flips: Counter[str] = Counter()
-    both: Counter[str] = Counter()
-    for r in records:
-        if len(r["orders"]) == 2 and r.get("unjudged", 0) == 0:
-            both.update((r["run_a"], r["run_b"]))
-            if r.get("flipped"):
-                flips.update((r["run_a"], r["run_b"]))
-    return {run: flips[run] / both[run] for run in both}
 
 
 def matrix_tsv(found: Sequence[Verdict], runs: Sequence[str]) -> str:
@@ -94,7 +92,8 @@ def run_scores(records: Sequence[Mapping[str, Any]], ties: str, rounds: int, see
     scores = fit_bradley_terry(found, ties=ties)
     intervals = bootstrap_intervals(found, ties=ties, rounds=rounds, seed=seed, level=level) \
         if rounds > 0 else {run: (score, score) for run, score in scores.items()}
-    rates, flips = win_rates(found), flip_rates(records)
+    rates = win_rates(found)
+    flips = flip_rates(two_orders(r) for r in records if len(r["orders"]) == 2)
     played = Counter(run for v in found for run in (v.run_a, v.run_b))
     unjudged: Counter[str] = Counter()
     for r in records:

@@ -32,7 +32,8 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import type_name
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import battles as mb
-from nuggetizer.measures.bradley_terry import reconcile
+from nuggetizer.measures.battles import POSITION, two_orders
+from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
 from nuggetizer.methods.declare import setting
 from nuggetizer.methods.registry import register
@@ -222,6 +223,10 @@ class BattlesMethod(AnswerKeyMethod):
         if not isinstance(orders, list) or not orders:
             raise InputError(path, line, f"'orders' must be a non-empty list, got "
                              f"{type_name(orders)}")
+        firsts = [o.get("first") if isinstance(o, dict) else None for o in orders]
+        if len(orders) > 2 or (len(orders) == 2 and set(firsts) != {obj["run_a"], obj["run_b"]}):
+            raise InputError(path, line, "'orders' holds one order, or two: one with each run "
+                             "shown first")
         for k, order in enumerate(orders):
             verdict = order.get("verdict") if isinstance(order, dict) else None
             first = order.get("first") if isinstance(order, dict) else None
@@ -260,26 +265,18 @@ class BattlesMethod(AnswerKeyMethod):
 
 
 def outcome(record: Mapping[str, Any]) -> dict[str, Any]:
-    """`result`, `flipped` and `unjudged` of a battle from its orders' verdicts, each mapped to
-    the run it names; two orders go through Bradley-Terry's `reconcile` (a flip is a tie)."""
-    wins = [_winner(record, o) for o in record["orders"]]
-    unjudged = sum(1 for w in wins if w is None)
-    if len(wins) == 1:
-        result = wins[0]
-        flipped = False
-    else:
-        result = reconcile(wins[0], wins[1])
-        flipped = {wins[0], wins[1]} == {"a", "b"}  # the verdict reversed with the order
-    return {"result": result or UNJUDGED, "flipped": flipped, "unjudged": unjudged}
-
-
-def _winner(record: Mapping[str, Any], order: Mapping[str, Any]) -> str | None:
-    """The order's verdict as "a" (run_a won), "b" or "tie"; None when unjudged."""
-    verdict = order["verdict"]
-    if verdict == "tie":
-        return "tie"
-    if verdict not in ("A", "B"):
-        return None
-    shown_first_won = verdict == "A"
-    first_is_a = order["first"] == record["run_a"]
-    return "a" if shown_first_won == first_is_a else "b"
+    """`result`, `flipped` and `unjudged` of a battle from its orders' verdicts: one order's
+    verdict mapped to the run it names; two orders reconciled by MT-Bench's rule
+    (measures/verdicts.py: a verdict that changes with the order is a tie and a flip; a
+    missing one leaves the battle unjudged, never a tie)."""
+    orders = record["orders"]
+    unjudged = sum(1 for o in orders if o["verdict"] not in VERDICTS)
+    if len(orders) == 1:
+        verdict = POSITION.get(orders[0]["verdict"])
+        first_is_a = orders[0]["first"] == record["run_a"]
+        result = verdict if verdict in (None, "tie") or first_is_a else SWAPPED[verdict]
+        return {"result": result or UNJUDGED, "flipped": False, "unjudged": unjudged}
+    both = two_orders(record)
+    reconciled = both.verdict()
+    return {"result": reconciled.result if reconciled else UNJUDGED,
+            "flipped": bool(both.flipped()), "unjudged": unjudged}
