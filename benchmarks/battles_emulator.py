@@ -4,6 +4,7 @@ schedule gives, the dry run's call count against the calls the real run made, th
 the Bradley-Terry ranking with its bootstrap intervals.
 
     python benchmarks/battles_emulator.py [--runs 80] [--topics 20] [--per-topic 40,120,400]
+        [--report FOLDER]  (per-topic 0: every pair; --report: the last budget's report)
 
 The synthetic runs are derived from the baselines: run k keeps a share of a baseline's
 sentences that grows with k (at least one), in an order shuffled from a seed. The emulator's
@@ -82,6 +83,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--per-topic", default="40,120,400")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--report", type=Path, default=None)
     args = parser.parse_args()
     print(machine())
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -98,7 +100,8 @@ def main() -> None:
         with emulator(tmp / "emulator.log", "--seed", "1") as url:
             for n in (int(x) for x in args.per_topic.split(",")):
                 out = tmp / f"out{n}"
-                common = [*runs, "--battles-per-topic", str(n), "--seed", "0", "-o", str(out),
+                budget = ["--battles-per-topic", str(n)] if n else []
+                common = [*runs, *budget, "--seed", "0", "-o", str(out),
                           "--no-cache", "--assessor", "openai:emulated", "--base-url", url,
                           "--concurrency", str(args.concurrency)]
                 dry, dry_s = nuggetizer("battles", *common, "--dry-run")
@@ -118,12 +121,15 @@ def main() -> None:
                 tau = kendall([table[r]["bt_score"] for r in ranked], [length[r] for r in ranked])
                 width = sum(table[r]["bt_high"] - table[r]["bt_low"] for r in ranked) / len(ranked)
                 flips = sum(table[r].get("flip_rate", 0.0) for r in ranked) / len(ranked)
-                print(f"\n--battles-per-topic {n}: {battles} battles, dry run {dry_calls} calls "
+                print(f"\n--battles-per-topic {n or 'all'}: {battles} battles, dry run "
+                      f"{dry_calls} calls "
                       f"({dry_s:.1f} s), real run {calls} calls in {real_s:.1f} s "
                       f"({calls / real_s:.0f} calls/s), score with 200 bootstrap rounds "
                       f"{score_s:.1f} s; mean interval width {width:.0f}, mean flip rate "
                       f"{flips:.3f}; Kendall tau(BT score, mean answer length) = {tau:.3f}")
                 assert dry_calls == calls, (dry_calls, calls)
+                if args.report is not None:
+                    nuggetizer("report", str(out), "-o", str(args.report))
                 for rank, run in enumerate(ranked, 1):
                     if rank <= 5 or rank > len(ranked) - 3 or run.startswith("baseline"):
                         m = table[run]
