@@ -88,16 +88,8 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         raise InputError(first, 1, "an AutoJudge leaderboard (run_id measure topic value): "
                          "the report reads assessment files or folders, or a per-topic TSV "
                          "(run_id topic_id measure value)")
-    extra = None
-    if len(assessments) == 1 and is_battles(first):  # pairwise battles: their own figures
-        from nuggetizer.organizer.battle_figures import FIGURES
-
-        table = score_files(make_method("battles"), [first], None, lenient)
-        chosen, items, files, extra = list(measures) or ["win_rate"], [], [first], FIGURES
-        summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
-                   f"{sum(int(m['battles']) for m in table.means.values()) // 2} battles "
-                   "with a result (blind, pairwise; README: Pairwise battles).")
-    elif len(assessments) == 1 and first.is_file() and first.suffix.lower() == ".tsv":
+    extra: dict | None = None
+    if len(assessments) == 1 and first.is_file() and first.suffix.lower() == ".tsv":
         if not is_per_topic(first):
             raise InputError(first, 1, "not a per-topic TSV: expected the header run_id "
                              "topic_id measure value (or give assessment files or folders)")
@@ -114,6 +106,14 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         files = [first]
         summary: str | None = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                                f"{len(table.measures)} measures: {', '.join(table.measures)}.")
+    elif len(assessments) == 1 and is_battles(first):  # pairwise battles: their own figures
+        from nuggetizer.organizer.battle_figures import FIGURES
+
+        table = score_files(make_method("battles"), [first], None, lenient)
+        chosen, items, files, extra = list(measures) or ["win_rate"], [], [first], FIGURES
+        summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
+                   f"{sum(int(m['battles']) for m in table.means.values()) // 2} battles "
+                   "with a result (blind, pairwise; README: Pairwise battles).")
     else:
         chosen = list(measures) or ["V_strict"]
         for measure in chosen:

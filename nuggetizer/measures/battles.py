@@ -20,7 +20,7 @@ from nuggetizer.measures.bradley_terry import (
 from nuggetizer.methods.base import RunScores
 from nuggetizer.methods.declare import Measure
 
-MEASURES = (
+DECLARED = (
     Measure("bt_score", "Bradley-Terry strength fitted by maximum likelihood on every battle "
             "(Elo-like scale, mean 1000; ties by the `ties` setting)", missing=None),
     Measure("bt_low", "lower bound of the bootstrap interval of bt_score (topics resampled)",
@@ -33,6 +33,7 @@ MEASURES = (
             higher_better=False),
     Measure("battles", "battles of the run with a result", missing=None),
 )
+MEASURES = tuple(m.name for m in DECLARED)
 
 
 POSITION = {"A": "a", "B": "b", "tie": "tie"}  # a judge's verdict as measures/verdicts.py spells it
@@ -54,10 +55,11 @@ def verdicts(records: Iterable[Mapping[str, Any]]) -> list[Verdict]:
 
 def win_rates(found: Sequence[Verdict]) -> dict[str, float]:
     """Each run's share of its battles won, a tie half."""
-    points: Counter[str] = Counter()
+    points: dict[str, float] = {}
     played: Counter[str] = Counter()
     for v in found:
         for run in (v.run_a, v.run_b):
+            points.setdefault(run, 0.0)
             points[run] += v.score(run)
             played[run] += 1
     return {run: points[run] / played[run] for run in played}

@@ -153,6 +153,7 @@ class BattlesMethod(AnswerKeyMethod):
 
     name = "battles"
     prompts = ("battle_judge",)
+    declared = mb.DECLARED
     measures = mb.MEASURES
     primary = "bt_score"
     targets = ("answer",)  # answers, judged in pairs (a Target and its `opponent`)
@@ -200,7 +201,8 @@ class BattlesMethod(AnswerKeyMethod):
             return order
 
         orders = list(await asyncio.gather(*(one(f) for f in self.orders(battle))))
-        record = {"qid": battle.qid, "run_a": battle.a.run_id, "run_b": battle.b.run_id,
+        record: dict[str, Any] = {"qid": battle.qid, "run_a": battle.a.run_id,
+                                  "run_b": battle.b.run_id,
                   "narrative": battle.narrative, "orders": orders}
         record.update(outcome(record))
         return Outcome(record, record["unjudged"])
