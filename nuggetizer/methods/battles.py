@@ -37,17 +37,12 @@ from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
 from nuggetizer.methods.declare import setting
 from nuggetizer.methods.registry import register
-from nuggetizer.parsing import ParseFailure
+from nuggetizer.parsing import ParseFailure, label_schema
 
 BATTLES_FILE = "battles.jsonl"  # the judgments file of `nuggetizer battles`, in its folder
 VERDICTS = ("A", "B", "tie")
 RESULTS = ("a", "b", "tie")
-SCHEMA = {
-    "type": "object",
-    "properties": {"verdict": {"type": "string", "enum": list(VERDICTS)}},
-    "required": ["verdict"],
-    "additionalProperties": False,
-}
+SCHEMA = label_schema("verdict", VERDICTS)
 # MT-Bench's own verdict format, [[A]], [[B]] or [[C]] (a tie), read as well
 _WORD = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]|\"verdict\"\s*:\s*\"(A|B|tie)\"", re.I)
 _JSON_SPELLINGS = {"a": "A", "b": "B", "tie": "tie"}

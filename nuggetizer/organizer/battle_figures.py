@@ -16,11 +16,11 @@ from matplotlib.colors import Normalize
 
 from nuggetizer.flow.scoring import ScoreTable
 from nuggetizer.organizer.report_figures import (
-    LABEL_PT,
     HeatGeometry,
     _draw_cells,
     figure,
     heatmap_geometry,
+    rank_axis,
     ranks_of,
     save,
 )
@@ -48,10 +48,7 @@ def scores_png(table: ScoreTable, measure: str, path: Path,
     x = np.arange(1, len(ranked) + 1)
     ax.errorbar(x, score, yerr=[score - low, high - score], fmt="o", capsize=3, markersize=4)
     ax.axhline(1000, color="grey", linewidth=0.5)
-    ax.set_xticks(x, [str(rank) for rank, _ in ranked],
-                  fontsize=9 if len(ranked) <= 20 else LABEL_PT,
-                  rotation=90 if len(ranked) > 20 else 0)
-    ax.set_xlabel("run (leaderboard rank)")
+    rank_axis(ax, ranked)
     ax.set_ylabel(f"{measure} (bootstrap interval)")
     save(fig, path)
 
