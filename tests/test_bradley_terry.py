@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 
 from nuggetizer.errors import ConfigError
@@ -90,6 +91,27 @@ def test_matches_a_logistic_regression_in_scikit_learn():
     ours = fit_bradley_terry(verdicts)
     # stated tolerance: 0.01 points on the Elo-like scale
     assert strengths(ours) == pytest.approx(1000.0 + SCALE * theirs, abs=0.01)
+
+
+def test_davidson_matches_a_direct_likelihood_fit_in_scipy():
+    verdicts = simulate(20, nu=0.8, seed=6)
+    a = np.array([RUNS.index(v.run_a) for v in verdicts])
+    b = np.array([RUNS.index(v.run_b) for v in verdicts])
+    outcome = np.array([v.result for v in verdicts])
+
+    def loss(x: np.ndarray) -> float:  # one term per verdict, Davidson's probabilities
+        pi, nu = np.exp(x[:-1]), math.exp(x[-1])
+        pa, pb = pi[a], pi[b]
+        tie = nu * np.sqrt(pa * pb)
+        chosen = np.where(outcome == "a", pa, np.where(outcome == "b", pb, tie))
+        return float(-np.sum(np.log(chosen / (pa + pb + tie))) + RIDGE / 2 * x @ x)
+
+    direct = minimize(loss, np.zeros(len(RUNS) + 1), method="BFGS", options={"gtol": 1e-8}).x
+    fitted = fit_model(verdicts, "davidson")
+    # stated tolerance: 1e-4 in log-strength (0.02 points) and in nu
+    assert strengths(fitted.log_strengths) == pytest.approx(direct[:-1] - direct[:-1].mean(),
+                                                            abs=1e-4)
+    assert fitted.tie_parameter == pytest.approx(math.exp(direct[-1]), abs=1e-4)
 
 
 def test_half_rule_is_a_half_win_and_a_half_loss():

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.schedule import Pairing, pair_sequence, schedule_battles
+from nuggetizer.flow.schedule import Pairing, adaptive_pairs, pair_sequence, schedule_battles
 
 
 def runs_of(n: int) -> list[str]:
@@ -117,3 +120,40 @@ def test_bad_budgets_are_refused():
         schedule_battles(runs, per_topic=2, budget=10)
     assert schedule_battles({"q1": ["only"]}) == []
     assert schedule_battles({"q1": ["a", "a", "b"]}) == [Pairing("q1", "a", "b")]
+
+
+def test_adaptive_round_plays_only_unplayed_pairs_whose_intervals_overlap():
+    runs = {f"q{t}": runs_of(8) for t in range(5)}
+    first = schedule_battles(runs, per_topic=6, seed=1)
+    # run00-run03 close together, run04-run07 each far from every other run
+    intervals = {f"run{k:02d}": (1000.0 + 5 * k, 1030.0 + 5 * k) for k in range(4)}
+    intervals |= {f"run{k:02d}": (2000.0 + 100 * k, 2050.0 + 100 * k) for k in range(4, 8)}
+    more = adaptive_pairs(runs, intervals, first, per_topic=10, seed=1)
+    close = {f"run{k:02d}" for k in range(4)}
+    assert more and all(p.run_a in close and p.run_b in close for p in more)
+    assert not set(more) & set(first)  # never a battle twice
+    assert len(set(more)) == len(more)
+    for qid in runs:  # every close pair not played in the first round, up to 10 per topic
+        unplayed = {(a, b) for a in close for b in close if a < b} - {
+            (p.run_a, p.run_b) for p in first if p.qid == qid}
+        assert {(p.run_a, p.run_b) for p in more if p.qid == qid} == unplayed
+    assert adaptive_pairs(runs, intervals, first, per_topic=10, seed=1) == more
+    # a run without an interval overlaps everyone; a budget is split over the topics
+    wide = adaptive_pairs(runs, {}, first, budget=7, seed=1)
+    assert len(wide) == 7 and not set(wide) & set(first)
+    assert sorted(Counter(p.qid for p in wide).values()) == [1, 1, 1, 2, 2]
+    everything = schedule_battles(runs)
+    assert adaptive_pairs(runs, {}, everything, budget=3) == []
+
+
+def test_the_same_schedule_in_another_process():
+    """Seeded by strings, not by Python's per-process hash: a rerun schedules the same."""
+    code = ("from nuggetizer.flow.schedule import schedule_battles; "
+            "print(schedule_battles({f'q{t}': [f'r{k}' for k in range(9)] for t in range(4)}, "
+            "per_topic=7, seed=11))")
+    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, env={**os.environ, "PYTHONHASHSEED": hash_seed}).stdout
+               for hash_seed in ("1", "2")}
+    here = schedule_battles({f"q{t}": [f"r{k}" for k in range(9)] for t in range(4)},
+                            per_topic=7, seed=11)
+    assert outputs == {f"{here}\n"}

@@ -26,12 +26,21 @@ Budget: `per_topic` gives each topic k battles (capped at its number of pairs); 
 splits a total over the topics that have a pair, evenly, the remainder one each to the
 first topics in sorted order, and what a topic cannot use (it has fewer pairs) goes to the
 others the same way; neither gives all pairs. Topics with fewer than two runs get none.
+
+Adaptive round (`adaptive_pairs`, optional): after a first round has been judged and fitted,
+more battles where the ranking is still uncertain. Per topic, the candidates are the pairs of
+that topic's sequence (same seed, same order) not played yet whose two runs' score intervals
+overlap (a run without an interval overlaps every run); the round takes the first candidates
+of each topic, `per_topic` or a `budget` split as above (the remainder, and a budget below the
+number of topics, to the first topics in a seeded random order). Deterministic given the seed,
+the intervals and what was played; it never repeats a battle. Balance within one is not kept
+here on purpose: runs with many close rivals play more.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nuggetizer.errors import ConfigError
@@ -94,12 +103,12 @@ def pair_sequence(qid: str, runs: Sequence[str], seed: int = 0) -> list[tuple[st
     return out
 
 
-def _split(budget: int, capacity: dict[str, int]) -> dict[str, int]:
+def _split(budget: int, capacity: dict[str, int], order: list[str]) -> dict[str, int]:
     """Water-filling: `budget` spread evenly over the topics, none above its capacity, the
-    remainder one each to the first topics in sorted order."""
+    remainder one each to the first topics in `order`."""
     share = {qid: 0 for qid in capacity}
     left = budget
-    open_ = sorted(qid for qid, cap in capacity.items() if cap > 0)
+    open_ = [qid for qid in order if capacity[qid] > 0]
     while left > 0 and open_:
         each, extra = divmod(left, len(open_))
         for i, qid in enumerate(open_):
@@ -110,28 +119,61 @@ def _split(budget: int, capacity: dict[str, int]) -> dict[str, int]:
     return share
 
 
-def schedule_battles(runs: Mapping[str, Sequence[str]], per_topic: int | None = None,
-                     budget: int | None = None, seed: int = 0) -> list[Pairing]:
-    """The battles to judge: `runs` maps each topic to the run ids that answered it;
-    `per_topic` battles per topic, or a total `budget`, or neither for all pairs. Sorted by
-    topic, each topic's battles in schedule order. Raises ConfigError on a bad budget."""
+def _take(sequences: dict[str, list[tuple[str, str]]], per_topic: int | None,
+          budget: int | None, order: list[str] | None = None) -> list[Pairing]:
+    """The first pairs of each topic's sequence: `per_topic`, a `budget` split with its
+    remainder to the first topics in `order` (sorted by default), or all."""
     if per_topic is not None and budget is not None:
         raise ConfigError("battles: give either battles per topic or a total budget, not both")
-    sequences = {qid: pair_sequence(qid, names, seed) for qid, names in runs.items()}
     capacity = {qid: len(seq) for qid, seq in sequences.items()}
     if per_topic is not None:
         if per_topic < 1:
             raise ConfigError(f"battles per topic must be at least 1, not {per_topic}")
         share = {qid: min(per_topic, cap) for qid, cap in capacity.items()}
     elif budget is not None:
-        topics = sum(1 for cap in capacity.values() if cap > 0)
-        if budget < topics:
-            raise ConfigError(
-                f"a battle budget of {budget} is below the {topics} topics with two or more "
-                f"runs: give at least one battle per topic (--battles-per-topic 1 or a budget "
-                f">= {topics})")
-        share = _split(budget, capacity)
+        if budget < 1:
+            raise ConfigError(f"a battle budget must be at least 1, not {budget}")
+        share = _split(budget, capacity, sorted(sequences) if order is None else order)
     else:
         share = capacity
     return [Pairing(qid, a, b) for qid in sorted(sequences)
             for a, b in sequences[qid][:share[qid]]]
+
+
+def schedule_battles(runs: Mapping[str, Sequence[str]], per_topic: int | None = None,
+                     budget: int | None = None, seed: int = 0) -> list[Pairing]:
+    """The battles to judge: `runs` maps each topic to the run ids that answered it;
+    `per_topic` battles per topic, or a total `budget` (at least one per topic with a pair),
+    or neither for all pairs. Sorted by topic, each topic's battles in schedule order.
+    Raises ConfigError on a bad budget."""
+    sequences = {qid: pair_sequence(qid, names, seed) for qid, names in runs.items()}
+    topics = sum(1 for seq in sequences.values() if seq)
+    if budget is not None and per_topic is None and budget < topics:
+        raise ConfigError(
+            f"a battle budget of {budget} is below the {topics} topics with two or more runs: "
+            f"give at least one battle per topic (--battles-per-topic 1 or a budget "
+            f">= {topics})")
+    return _take(sequences, per_topic, budget)
+
+
+def adaptive_pairs(runs: Mapping[str, Sequence[str]],
+                   intervals: Mapping[str, tuple[float, float]], played: Iterable[Pairing],
+                   per_topic: int | None = None, budget: int | None = None,
+                   seed: int = 0) -> list[Pairing]:
+    """A further round of battles between runs whose score `intervals` (low, high) overlap,
+    none of them `played` before (module docstring); `seed` as for the first round. Empty when
+    no unplayed pair overlaps."""
+    done = {(p.qid, p.run_a, p.run_b) for p in played}
+
+    def overlap(a: str, b: str) -> bool:
+        if a not in intervals or b not in intervals:
+            return True
+        (low_a, high_a), (low_b, high_b) = intervals[a], intervals[b]
+        return low_a <= high_b and low_b <= high_a
+
+    sequences = {qid: [(a, b) for a, b in pair_sequence(qid, names, seed)
+                       if (qid, a, b) not in done and overlap(a, b)]
+                 for qid, names in runs.items()}
+    order = sorted(sequences)
+    random.Random(f"{seed}:adaptive").shuffle(order)
+    return _take(sequences, per_topic, budget, order)

@@ -13,10 +13,14 @@ Ties (`ties`):
 - "half": a tie counts as half a win for each side (Chatbot Arena's practice);
 - "davidson": Davidson's (1970) model, P(i wins) = pi_i / D, P(tie) = nu sqrt(pi_i pi_j) / D,
   D = pi_i + pi_j + nu sqrt(pi_i pi_j), pi = exp(theta), with the tie parameter nu fitted
-  too (log nu under the same ridge). Among decided battles the two rules share the scale.
+  too (log nu under the same ridge). Both give P(i beats j | decided) = 1 / (1 +
+  exp(theta_j - theta_i)); with many ties the half rule's scores lie closer together.
 
 Scores are Elo-like: 1000 + 400 / ln(10) * theta, theta centred to mean 0 over the runs that
 battled, so the mean score is 1000 and a gap of 400 points means odds of 10 to 1.
+
+Runs that never meet, even through others (a disconnected comparison graph), are each centred
+by the ridge within their own group: their scores are not comparable across groups.
 
 `bootstrap_intervals` resamples TOPICS with replacement (seeded numpy generator), refits
 each resample (a run absent from a resample is left out of that round) and returns
@@ -29,6 +33,7 @@ win_matrix, per_topic) live in `verdicts` and are re-exported here.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -203,7 +208,8 @@ def fit_model(verdicts: Iterable[Verdict] | BattleCounts, ties: str = "half") ->
                {run: float(t) for run, t in zip(counts.runs, theta)}, nu, iterations)
 
 
-def fit_bradley_terry(verdicts: Iterable[Verdict], ties: str = "half") -> dict[str, float]:
+def fit_bradley_terry(verdicts: Iterable[Verdict] | BattleCounts,
+                      ties: str = "half") -> dict[str, float]:
     """Each run's Elo-like Bradley-Terry score (mean 1000; module docstring)."""
     return fit_model(verdicts, ties).scores
 
@@ -228,6 +234,8 @@ def bootstrap_intervals(verdicts: Iterable[Verdict] | BattleCounts, ties: str = 
         theta, _, _ = _solve(counts, counts.totals(weights), ties, np.nan_to_num(start))
         samples[r] = CENTRE + SCALE * theta
     tail = (1 - level) / 2 * 100
-    low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
+    with warnings.catch_warnings():  # a run absent from every resample: (nan, nan)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
     return {run: (float(lo), float(hi)) for run, lo, hi in zip(counts.runs, low, high)}
 

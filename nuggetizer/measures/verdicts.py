@@ -3,9 +3,10 @@
 
 - `Verdict(qid, run_a, run_b, result)`: the outcome of one battle on topic `qid`, `result` one
   of "a" (run_a won), "b" (run_b won) or "tie", after both presentation orders are reconciled.
-- `reconcile(first, second)`: MT-Bench's rule for the two orders (Zheng et al. 2023): `first`
-  is the judge's verdict with run_a shown as A, `second` its verdict with the answers swapped
-  (run_b shown as A), both as the judge gave them ("a", "b", "tie", or None when unparseable).
+- `reconcile(first, second_swapped)`: MT-Bench's rule for the two orders (Zheng et al. 2023):
+  `first` is the judge's verdict with run_a shown as A, `second_swapped` its verdict with the
+  answers swapped (run_b shown as A), both as the judge gave them ("a", "b", "tie", or None
+  when unparseable).
   The same winner in both orders wins; any disagreement (a flip with the position) is a tie;
   a missing verdict in either order leaves the battle unjudged (None), never a tie.
 - `TwoOrders` holds one battle's two raw verdicts; `flip_rates` gives, per run, the share of
@@ -47,16 +48,16 @@ class Verdict:
         return 1.0 if run == winner else 0.0
 
 
-def reconcile(first: str | None, second: str | None) -> str | None:
-    """The battle's verdict from both presentation orders (`second` as the judge gave it with
-    the answers swapped): the agreed winner, "tie" when they disagree, None when either is
-    missing."""
-    if first is None or second is None:
+def reconcile(first: str | None, second_swapped: str | None) -> str | None:
+    """The battle's verdict from both presentation orders (`second_swapped` as the judge gave
+    it with the answers swapped): the agreed winner, "tie" when they disagree, None when
+    either is missing."""
+    if first is None or second_swapped is None:
         return None
-    for verdict in (first, second):
+    for verdict in (first, second_swapped):
         if verdict not in RESULTS:
             raise ValueError(f"a verdict is one of {', '.join(RESULTS)}, not {verdict!r}")
-    return first if first == SWAPPED[second] else "tie"
+    return first if first == SWAPPED[second_swapped] else "tie"
 
 
 @dataclass(frozen=True)
