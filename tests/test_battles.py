@@ -350,3 +350,47 @@ def test_report_of_battles_draws_scores_with_intervals_and_the_win_heat_map(
         assert f"src='{figure}'" in page
         assert (report / figure).read_bytes().startswith(b"\x89PNG")
     assert "12 battles with a result" in page and "bt_score" in page
+
+
+def test_a_larger_budget_extends_the_battles_judged_and_adaptive_rounds_add_overlaps(
+        tmp_path: Path) -> None:
+    """The same seed and a larger budget keep every battle judged (bt's nested schedule) and
+    judge only the new ones; an adaptive round judges the unplayed battles between runs whose
+    intervals overlap, exactly those flow/schedule.py's `adaptive_pairs` gives."""
+    from nuggetizer.flow.schedule import Pairing, adaptive_pairs
+    from nuggetizer.measures.battles import verdicts
+    from nuggetizer.measures.bradley_terry import bootstrap_intervals
+
+    paths = baselines(tmp_path, topics=6)
+    out = tmp_path / "out"
+    with emulator(tmp_path, "--seed", "8") as server:
+        common = ["--seed", "2", "--no-cache", "--assessor", "openai:emulated", "--base-url",
+                  server.url]
+        first = CliRunner().invoke(cli, battles_args(paths, out, "--battles-per-topic", "1",
+                                                     *common))
+        assert first.exit_code == 0, first.output
+        one = records(out)
+        assert len(one) == 6 and len(server.requests()) == 12
+        more = CliRunner().invoke(cli, battles_args(paths, out, "--battles-per-topic", "2",
+                                                    *common))
+        assert more.exit_code == 0, more.output
+        two = records(out)
+        assert len(two) == 12 and two[:6] == one  # kept as they were, not judged again
+        assert len(server.requests()) == 12 + 12 and "(6 resumed)" in more.output
+        # what the adaptive round must add, from the battles judged so far
+        intervals = bootstrap_intervals(verdicts(two), ties="half", rounds=200, seed=0)
+        runs = {r["qid"]: sorted(run_ids(paths)) for r in two}
+        expected = adaptive_pairs(runs, intervals, [Pairing(r["qid"], r["run_a"], r["run_b"])
+                                                    for r in two], per_topic=2, seed=2)
+        adaptive = CliRunner().invoke(cli, battles_args(paths, out, "--battles-per-topic", "2",
+                                                        "--adaptive-rounds", "1", *common))
+        assert adaptive.exit_code == 0, adaptive.output
+        three = records(out)
+        added = [(r["qid"], r["run_a"], r["run_b"]) for r in three[12:]]
+        assert added == [(p.qid, p.run_a, p.run_b) for p in expected]
+        assert len(server.requests()) == 24 + 2 * len(expected)
+    # judged another way: refused before any call (the server is gone)
+    other = CliRunner().invoke(cli, battles_args(paths, out, "--set", "both_orders=false",
+                                                 *common))
+    assert other.exit_code == 2 and "judged with another assessor, prompt or setting" in \
+        other.output

@@ -24,10 +24,11 @@ from nuggetizer.cli.common import (
 from nuggetizer.cli.dry import dry_step, echo_report
 from nuggetizer.cli.steps import configured, make_targets, restrict_targets
 from nuggetizer.errors import ConfigError
+from nuggetizer.flow.battles import adaptive_plan, plan_battles
 from nuggetizer.flow.battles import judge_battles as judge
-from nuggetizer.flow.battles import plan_battles
 from nuggetizer.flow.dryrun import dry_assessor
 from nuggetizer.flow.inputs import answer_targets, cite_targets
+from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.scoring import read_judged
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.topics import read_topics
@@ -57,6 +58,10 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
               help="battles in all, spread evenly over the topics")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="seed of the schedule (the same seed, the same battles)")
+@click.option("--adaptive-rounds", type=click.IntRange(min=0), default=0, show_default=True,
+              help="after the first round, rounds of battles not played yet between runs whose "
+                   "Bradley-Terry intervals overlap (each --battles-per-topic or --budget "
+                   "battles at most; seeded)")
 @click.option("--corpus", type=ANY, default=None,
               help="passage texts of the cited documents (--set documents=true)")
 @click.option("-o", "--output", required=True, type=FOLDER,
@@ -69,7 +74,8 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
 @dry_run_options
 @assessor_options
 def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic: int | None,
-                    budget: int | None, seed: int, corpus: Path | None, output: Path,
+                    budget: int | None, seed: int, adaptive_rounds: int, corpus: Path | None,
+                    output: Path,
                     settings: tuple[str, ...], track_rules: str,
                     only_topics: tuple[str, ...], only_topics_file: Path | None,
                     **options: Any) -> None:
@@ -92,11 +98,29 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     if options["dry_run"]:
         dry = dry_assessor(assessor, options)
         ledger = dry_step(dry, lambda tmp: judge(chosen, plan, dry, tmp))
-        echo_report(f"battles ({head})", ledger, dry, assessor.prices, BATTLES_NOTE)
+        note = BATTLES_NOTE
+        if adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
+            ledger.estimated_calls += adaptive_rounds * len(plan.pairs) * orders
+            note += f"; {adaptive_rounds} adaptive rounds estimated at most as large as the first"
+        echo_report(f"battles ({head})", ledger, dry, assessor.prices, note)
         return
     click.echo(f"battles: {head}", err=True)
-    summary = run_with(assessor, judge(chosen, plan, assessor, output))
-    click.echo(summary.line(assessor.stats) + f"; battles in {output}", err=True)
+
+    async def rounds() -> list[Summary]:
+        done = [await judge(chosen, plan, assessor, output)]
+        for _ in range(adaptive_rounds):
+            judged = [j.record for j in read_judged(chosen, [output])]
+            more = adaptive_plan(chosen, plan, targets, judged, per_topic, budget, seed)
+            if not more.pairs:
+                break
+            click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles "
+                       "between runs whose intervals overlap", err=True)
+            done.append(await judge(chosen, more, assessor, output))
+        return done
+
+    summaries = run_with(assessor, rounds())
+    click.echo(summaries[-1].line(assessor.stats) + f"; {len(summaries)} round(s), battles in "
+               f"{output}", err=True)
     embedded_note(assessor)
 
 
