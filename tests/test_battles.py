@@ -394,3 +394,39 @@ def test_a_larger_budget_extends_the_battles_judged_and_adaptive_rounds_add_over
                                                  *common))
     assert other.exit_code == 2 and "judged with another assessor, prompt or setting" in \
         other.output
+
+
+def test_2026_runs_show_their_narrative_and_the_cited_documents_when_asked(
+        tmp_path: Path) -> None:
+    """TREC RAG 2026 runs (tracks/rag26): without --topics the judge reads the narrative the
+    run copies in its metadata; `documents=true` adds the cited passages (--corpus), labelled
+    by doc id, never by run."""
+    track = Path(__file__).resolve().parents[1] / "tracks" / "rag26"
+    runs = [track / "run-thorough.jsonl", track / "run-offtopic.jsonl"]
+    first = json.loads(runs[0].read_text().splitlines()[0])
+    corpus = {json.loads(x)["id"]: json.loads(x) for x in
+              (track / "corpus.jsonl").read_text().splitlines()}
+    sent: list[str] = []
+
+    def tie(request: Any) -> str:
+        sent.append(request.messages[-1][1])
+        return '{"verdict": "tie"}'
+
+    scripted.SCRIPTS["battles-2026"] = tie
+    out = tmp_path / "out"
+    args = ["battles", "-o", str(out), "--no-cache", "--assessor", "scripted:battles-2026",
+            "--set", "documents=true", "--corpus", str(track / "corpus.jsonl")]
+    for p in runs:
+        args += ["--run", str(p)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert len(sent) == 2 * 2 and all(r["result"] == "tie" for r in records(out))
+    mine = [p for p in sent if first["metadata"]["narrative"] in p]
+    assert len(mine) == 2
+    for prompt in mine:
+        assert "[The Documents the Answers Cite]" in prompt
+        for docid in first["references"][:2]:
+            assert f"[{docid}] " in prompt and corpus[docid]["contents"][:60] in prompt
+    for prompt in sent:
+        assert "rag26-thorough" not in prompt and "rag26-offtopic" not in prompt
+        assert "sample-team" not in prompt
