@@ -34,6 +34,9 @@ VARIABLES: dict[str, dict[str, object]] = {
     "support_judge": {"sentence": "THE SENTENCE", "passage": "THE PASSAGE"},
     "rubrics_grade": {"document": "THE DOCUMENT", "criterion": "THE CRITERION",
                       "axis": "THE AXIS", "weight": -3.0},
+    "battle_judge": {"narrative": "THE NARRATIVE", "answer_a": "ANSWER A [0]",
+                     "answer_b": "ANSWER B [1]",
+                     "documents": [{"label": "doc1", "text": "THE DOCUMENT"}]},
 }
 # A sentence of each published prompt that the default template must keep.
 PUBLISHED = {

@@ -11,13 +11,14 @@ import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines
 from nuggetizer.errors import InputError
-from nuggetizer.flow.scoring import judgment_files, read_judged, score_judged
+from nuggetizer.flow.scoring import judgment_files, read_judged, score_files, score_judged
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.tables import is_per_topic
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.measures.nuggets import MEASURES
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_MEASURES
+from nuggetizer.methods.battles import is_battles
 from nuggetizer.methods.registry import make_method, method_names
 from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
@@ -87,6 +88,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         raise InputError(first, 1, "an AutoJudge leaderboard (run_id measure topic value): "
                          "the report reads assessment files or folders, or a per-topic TSV "
                          "(run_id topic_id measure value)")
+    extra: dict | None = None
     if len(assessments) == 1 and first.is_file() and first.suffix.lower() == ".tsv":
         if not is_per_topic(first):
             raise InputError(first, 1, "not a per-topic TSV: expected the header run_id "
@@ -104,6 +106,14 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         files = [first]
         summary: str | None = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                                f"{len(table.measures)} measures: {', '.join(table.measures)}.")
+    elif len(assessments) == 1 and is_battles(first):  # pairwise battles: their own figures
+        from nuggetizer.organizer.battle_figures import FIGURES
+
+        table = score_files(make_method("battles"), [first], None, lenient)
+        chosen, items, files, extra = list(measures) or ["win_rate"], [], [first], FIGURES
+        summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
+                   f"{sum(int(m['battles']) for m in table.means.values()) // 2} battles "
+                   "with a result (blind, pairwise; README: Pairwise battles).")
     else:
         chosen = list(measures) or ["V_strict"]
         for measure in chosen:
@@ -131,7 +141,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         raise click.BadParameter(str(exc), param_hint="--runs") from None
     path = write_report(table, items, output, measure=chosen[0] if len(chosen) == 1 else chosen,
                         title=title, inputs=files, summary=summary, sources=sources,
-                        runs=wanted or None)
+                        runs=wanted or None, extra=extra)
     click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
 
 

@@ -39,15 +39,10 @@ from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.registry import register
-from nuggetizer.parsing import json_label, normalise_label
+from nuggetizer.parsing import json_label, label_schema, normalise_label
 
 VERDICTS = ("Satisfied", "Not Satisfied")  # the release's verdict spellings
-SCHEMA = {
-    "type": "object",
-    "properties": {"verdict": {"type": "string", "enum": list(VERDICTS)}},
-    "required": ["verdict"],
-    "additionalProperties": False,
-}
+SCHEMA = label_schema("verdict", VERDICTS)
 _WORD = re.compile(r"\b(not[\s_-]*satisfied|unsatisfied|satisfied)\b", re.I)
 
 

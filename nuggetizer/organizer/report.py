@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import compress
@@ -172,14 +172,17 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, ou
                  measure: str | Sequence[str] = "V_strict",
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
-                 runs: Sequence[str] | None = None) -> Path:
+                 runs: Sequence[str] | None = None,
+                 extra: Mapping[str, tuple[Any, str, str]] | None = None) -> Path:
     """Write `index.html` and its PNGs into `out_dir`; returns the HTML path. The leaderboard
     holds every measure of the table; the figures are drawn for each measure in `measure`
     (one: `distributions.png`, `heatmap.png`; several: one pair per measure); the length
     figure when the table has the answer length L, the gaps when nugget assessments are given.
-    `sources`: what the inputs record (provenance, usage, query texts); `runs`: show only
-    these (UnknownRuns, before anything is written, for an id the table lacks). The
-    assessments can come gathered as Gaps (of the runs shown), not kept one by one."""
+    `extra`: a method's own figures, {file: (draw(table, measure, path, ranks), measure,
+    caption)}, after these. `sources`: what the inputs record (provenance, usage, query
+    texts); `runs`: show only these (UnknownRuns, before anything is written, for an id the
+    table lacks). The assessments can come gathered as Gaps (of the runs shown), not kept
+    one by one."""
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     shown = select_runs(table, runs) if runs else table
     if isinstance(assessments, Gaps):
@@ -199,6 +202,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, ou
         figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run")
     if "L" in shown.measures:
         figures["length.png"] = (length_png, chosen[0], f"{chosen[0]} against answer length")
+    figures.update(extra or {})
     draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
     if summary is None:
         summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "

@@ -111,6 +111,14 @@ def ranks_of(table: ScoreTable, ranks: Mapping[str, int] | None) -> list[tuple[i
     return [((ranks or {}).get(run, k), run) for k, run in enumerate(runs, 1)]
 
 
+def rank_axis(ax: Any, ranked: list[tuple[int, str]]) -> None:
+    """The x axis of one column per run at 1, 2, ..., labelled by the runs' ranks."""
+    ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
+                  fontsize=9 if len(ranked) <= 20 else LABEL_PT,
+                  rotation=90 if len(ranked) > 20 else 0)
+    ax.set_xlabel("run (leaderboard rank)")
+
+
 def distributions_png(table: ScoreTable, measure: str, path: Path,
                       ranks: Mapping[str, int] | None = None) -> None:
     """Per-topic score distribution of each run (box plot with the points), ranked order."""
@@ -124,10 +132,7 @@ def distributions_png(table: ScoreTable, measure: str, path: Path,
         ax.scatter(np.concatenate([np.full(len(v), k) for k, v in enumerate(data, 1)]),
                    np.concatenate([np.array(v, dtype=float) for v in data]), s=6, alpha=0.3,
                    color="black")
-    ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
-                  fontsize=9 if len(ranked) <= 20 else LABEL_PT,
-                  rotation=90 if len(ranked) > 20 else 0)
-    ax.set_xlabel("run (leaderboard rank)")
+    rank_axis(ax, ranked)
     ax.set_ylabel(f"{measure} per topic")
     save(fig, path)
 
