@@ -24,6 +24,8 @@ HTTP 400 and OpenAI's context-length error body, as a server does for a prompt t
 `--api-key KEY`: answer HTTP 401 to requests without `Authorization: Bearer KEY`;
 `--model NAME` (repeatable): answer HTTP 404 (model_not_found) to requests for other models.
 `--persona reasoning`: an OpenAI-style reasoning model (emulator_reasoning.py, its flags).
+Pairwise battles (MT-Bench's layout, prompts/battle_judge) get `{"verdict": "A"|"B"|"tie"}`:
+the clearly longer answer wins, else a hash of the prompt decides.
 `--obey-injection`: like a model hijacked by the passage, it answers the last `Labels: [...]`
 list written inside the passage, when there is one.
 
@@ -61,6 +63,9 @@ INITIAL = re.compile(r"^Initial Nugget List: (.*)$", re.MULTILINE)
 CONTEXT_LINE = re.compile(r"^\[\d+\] (.*)$", re.MULTILINE)
 QUERY = re.compile(r"^Search Query: (.*)$", re.MULTILINE)
 INJECTED = re.compile(r"Labels:\s*(\[[^\[\]]*\])")
+BATTLE = re.compile(r"\[The Start of Assistant A's Answer\]\n(.*?)\n\[The End of Assistant A's "
+                    r"Answer\].*?\[The Start of Assistant B's Answer\]\n(.*?)\n\[The End of "
+                    r"Assistant B's Answer\]", re.DOTALL)
 MENUS = {
     "assign": ("support", "partial_support", "not_support"),
     "importance": ("vital", "okay"),
@@ -122,6 +127,8 @@ def classify(prompt: str) -> tuple[str, int]:
     ("grade", 0) for UMBRELA's relevance prompts (0-3, and 0-4 on sub-narratives)."""
     if "##final score" in prompt:
         return "grade", 0
+    if BATTLE.search(prompt):
+        return "battle", 0
     for kind, pattern in (("assign", ASSIGN), ("importance", IMPORTANCE), ("create", CREATE)):
         match = pattern.search(prompt)
         if match:
@@ -152,6 +159,8 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
     if kind == "grade":  # UMBRELA's answer format, a grade 0-3 (0-4) hashed from seed and prompt
         top = 4 if "integer scale of 0 to 4" in prompt else 3
         return [f"##final score: {int(unit(settings.seed, 'grade', prompt) * (top + 1))}"]
+    if kind == "battle":
+        return [json.dumps({"verdict": battle_verdict(settings.seed, prompt)})]
     if kind == "create":
         match = INITIAL.search(prompt)
         try:  # JSON, or a Python list as castorini's rendering writes it
@@ -164,6 +173,18 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
                 nuggets.append(" ".join(words))
         return nuggets[:n] or ["nothing relevant found"]
     return []
+
+
+def battle_verdict(seed: int, prompt: str) -> str:
+    """A pairwise battle's verdict: the answer with clearly more words wins (a fifth more),
+    else a hash of seed and prompt picks A, B or tie (so the order can flip it)."""
+    match = BATTLE.search(prompt)
+    a, b = (len(match.group(i).split()) for i in (1, 2)) if match else (0, 0)
+    if a > 1.2 * b:
+        return "A"
+    if b > 1.2 * a:
+        return "B"
+    return ("A", "B", "tie")[int(unit(seed, "battle", prompt) * 3)]
 
 
 def faulty_answer(fault: str, kind: str, good: list[str], u: float) -> tuple[str, str | None]:
@@ -310,7 +331,7 @@ class Emulator:
             await self.released.wait()
         good = good_answer(s, kind, n, prompt)
         if fault is None:
-            text, finish = good[0] if kind == "grade" else json.dumps(good), "stop"
+            text, finish = good[0] if kind in ("grade", "battle") else json.dumps(good), "stop"
         else:
             text, finish = faulty_answer(fault, kind, good, unit(s.seed, "how", digest, k))
         text = wrap(text, body.get("response_format"), fault)

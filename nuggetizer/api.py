@@ -19,6 +19,7 @@ script and in a notebook (whose own loop is running).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -234,7 +235,7 @@ class Scores:
         """The leaderboard (or the long per-topic rows) as a pandas DataFrame (pandas is not a
         dependency: ConfigError when it is not installed)."""
         try:
-            import pandas
+            pandas = importlib.import_module("pandas")
         except ImportError:
             raise ConfigError("to_pandas needs pandas: pip install pandas (or use .rows(), "
                               ".leaderboard())") from None

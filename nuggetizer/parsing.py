@@ -238,6 +238,16 @@ def labels_schema(allowed: Sequence[str], n: int) -> dict[str, Any]:
     }
 
 
+def label_schema(field: str, allowed: Sequence[str]) -> dict[str, Any]:
+    """JSON schema of an object with one label, `{field: one of allowed}`."""
+    return {
+        "type": "object",
+        "properties": {field: {"type": "string", "enum": [str(a) for a in allowed]}},
+        "required": [field],
+        "additionalProperties": False,
+    }
+
+
 def strings_schema(
     max_items: int | None = None, *, min_items: int = 0, max_length: int | None = None
 ) -> dict[str, Any]:

@@ -58,7 +58,8 @@ def test_every_method_implements_the_interface(name: str) -> None:
 
 
 def test_unknown_method_and_setting() -> None:
-    with pytest.raises(ConfigError, match="known: nuggets, crux, kpr, rubrics, support, udcg"):
+    with pytest.raises(ConfigError,
+                       match="known: nuggets, battles, crux, kpr, rubrics, support, udcg"):
         method_class("bleu")
     with pytest.raises(ConfigError, match="no setting gama"):
         make_method("udcg", {"gama": 0.3})

@@ -89,11 +89,20 @@ async def rubrics_inputs(assessor: Assessor) -> tuple[Any, Target]:
     return key, Target(run_id="r", qid=key["qid"], answer=text)
 
 
+async def battles_inputs(assessor: Assessor) -> tuple[Any, Target]:
+    """A battle: the gpt-4o baseline's first answer against a shorter one to the same topic
+    (a pair target: the answer and its opponent); the narrative is the key."""
+    qid, text = gpt4o_answer()
+    opponent = Target(run_id="s", qid=qid, answer=text[: len(text) // 2])
+    return "the topic's narrative", Target(run_id="r", qid=qid, answer=text, opponent=opponent)
+
+
 # What each registered method is judged on; a method added to the registry without an entry
 # here fails the audit until it has one.
 INPUTS: dict[str, Callable[[Assessor], Awaitable[tuple[Any, Target]]]] = {
     "nuggets": nuggets_inputs, "support": support_inputs, "crux": crux_inputs,
     "kpr": kpr_inputs, "udcg": udcg_inputs, "rubrics": rubrics_inputs,
+    "battles": battles_inputs,
 }
 
 

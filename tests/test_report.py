@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from browser import colours, screenshot
 from click.testing import CliRunner
+from matplotlib.colors import ListedColormap
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
@@ -23,6 +24,7 @@ from nuggetizer.methods.registry import make_method
 from nuggetizer.organizer import figure_worker
 from nuggetizer.organizer.report import unsupported_nuggets
 from nuggetizer.organizer.report_figures import (
+    IndexColours,
     distributions_png,
     draw_all,
     heatmap_png,
@@ -113,3 +115,17 @@ def test_figures_drawn_in_a_child_are_the_bytes_drawn_here(assessed, tmp_path, m
         forked = (tmp_path / "forked" / name).read_bytes()
         assert forked[:8] == b"\x89PNG\r\n\x1a\n" and len(forked) > 1000
         assert forked == (tmp_path / "serial" / name).read_bytes()
+
+
+def test_index_colours_give_the_bytes_the_colour_map_gives() -> None:
+    """The heat map's fast lookup of colour indices equals matplotlib's own, masked and
+    out-of-range values (which go to matplotlib) included."""
+    rng = np.random.default_rng(7)
+    colours = rng.random((37, 4))
+    index = rng.integers(0, 37, size=(60, 40)).astype(np.uint16)
+    fast, plain = IndexColours(colours), ListedColormap(colours)
+    assert np.array_equal(fast(index, bytes=True), plain(index, bytes=True))
+    masked = np.ma.masked_array(index, index == 3)
+    assert np.array_equal(fast(masked, bytes=True), plain(masked, bytes=True))
+    assert np.array_equal(fast(index + 40, bytes=True), plain(index + 40, bytes=True))
+    assert np.array_equal(fast(index / 36.0), plain(index / 36.0))

@@ -252,3 +252,63 @@ def test_bad_rubrics_and_nuggetize_refused(tmp_path: Path) -> None:
                       tmp_path / "k.jsonl", "--assessor", "mock", "--no-cache")
     assert refused.exit_code == 2 and "pass the rubrics file" in refused.output
     assert not (tmp_path / "k.jsonl").exists()
+
+
+def test_ternary_grading_as_the_release_scores_it() -> None:
+    """calculate_final_score.py's map: Satisfied 1, Partially Satisfied 0.5, Not Satisfied 0,
+    over the positive weights; its binary mode reads Partially Satisfied as Not Satisfied."""
+    weights = [c["weight"] for c in KEY["rubrics"]]
+    labels = ["satisfied", "partially_satisfied", "partially_satisfied", "not_satisfied",
+              "satisfied", "not_satisfied"]
+    numerator = sum(w * {"satisfied": 1.0, "partially_satisfied": 0.5}.get(label, 0.0)
+                    for w, label in zip(weights, labels))
+    positive = sum(w for w in weights if w > 0)
+    assert compliance(zip(weights, labels), "ternary") == pytest.approx(numerator / positive)
+    binary = sum(w for w, label in zip(weights, labels) if label == "satisfied")
+    assert compliance(zip(weights, labels)) == pytest.approx(binary / positive)
+    ternary = make_method("rubrics", {"grading": "ternary"})
+    assert ternary.score(KEY, judgment("r", labels), [])["compliance"] == \
+        pytest.approx(numerator / positive)
+
+
+def test_ternary_verdicts_and_prompt() -> None:
+    assert parse_verdict('{"verdict": "Partially Satisfied"}', "ternary") == \
+        "partially_satisfied"
+    assert parse_verdict("partially satisfied", "ternary") == "partially_satisfied"
+    with pytest.raises(ParseFailure):  # off the binary menu
+        parse_verdict('{"verdict": "Partially Satisfied"}')
+    prompt = make_method("rubrics").prompt("rubrics_grade")
+    args = {"document": "d", "criterion": "c", "axis": "a", "weight": 1}
+    binary = prompt.render(**args, ternary=False)[-1][1]
+    ternary = prompt.render(**args, ternary=True)[-1][1]
+    assert "Partially Satisfied" not in binary and "binary scale" in binary
+    assert ternary.count("Partially Satisfied") == 2 and "ternary scale" in ternary
+    with pytest.raises(Exception, match="grading"):
+        make_method("rubrics", {"grading": "quaternary"})
+
+
+def test_ternary_assign_sends_the_three_level_menu(tmp_path: Path) -> None:
+    """assign --set grading=ternary: every request's schema offers the three verdicts; a
+    Partially Satisfied answer is recorded and scored half."""
+    seen: list[str] = []
+
+    def answer(prompt: str) -> str:
+        seen.append(prompt)
+        return '{"verdict": "Partially Satisfied"}'
+
+    scripted.SCRIPTS["rubrics-ternary"] = scripted.by_prompt(answer)
+    method = make_method("rubrics", {"grading": "ternary"})
+    assessor = make_assessor("scripted:rubrics-ternary", cache=None)
+
+    async def go() -> Any:
+        try:
+            return await method.judge(assessor, KEY, Target(run_id="r", qid="t1", answer="a"))
+        finally:
+            await assessor.aclose()
+
+    outcome = asyncio.run(go())
+    assert len(seen) == len(KEY["rubrics"]) and all("Partially Satisfied" in p for p in seen)
+    assert {c["label"] for c in outcome.record["criteria"]} == {"partially_satisfied"}
+    weights = [c["weight"] for c in KEY["rubrics"]]
+    assert method.score(KEY, outcome.record, [])["compliance"] == pytest.approx(
+        0.5 * sum(weights) / sum(w for w in weights if w > 0))

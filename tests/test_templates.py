@@ -33,7 +33,10 @@ VARIABLES: dict[str, dict[str, object]] = {
                              "passage": "THE PASSAGE"},
     "support_judge": {"sentence": "THE SENTENCE", "passage": "THE PASSAGE"},
     "rubrics_grade": {"document": "THE DOCUMENT", "criterion": "THE CRITERION",
-                      "axis": "THE AXIS", "weight": -3.0},
+                      "axis": "THE AXIS", "weight": -3.0, "ternary": False},
+    "battle_judge": {"narrative": "THE NARRATIVE", "answer_a": "ANSWER A [0]",
+                     "answer_b": "ANSWER B [1]",
+                     "documents": [{"label": "doc1", "text": "THE DOCUMENT"}]},
 }
 # A sentence of each published prompt that the default template must keep.
 PUBLISHED = {

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from nuggetizer.cli import autojudge, batch, core, evaluate, methods, organizer, report
+from nuggetizer.cli import autojudge, batch, battles, core, evaluate, methods, organizer, report
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
 from nuggetizer.methods.registry import load
@@ -21,7 +21,7 @@ def cli() -> None:
 
 
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
-                *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS):
+                *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS, *battles.COMMANDS):
     cli.add_command(command)
 
 

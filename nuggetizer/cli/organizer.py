@@ -202,6 +202,13 @@ def import_sheets_command(sheets: tuple[Path, ...], key: Path | None, method: st
                f"{len(by_run)} runs to {output}", err=True)
 
 
+def _given(chosen: AnswerKeyMethod) -> AnswerKeyMethod | None:
+    """The method scoring judgments when --method was given; None by default (the judgments
+    then say whose they are: battles, else the default method's)."""
+    source = click.get_current_context().get_parameter_source("method")
+    return None if source is click.core.ParameterSource.DEFAULT else chosen
+
+
 def _keys(method: AnswerKeyMethod, nuggets: Path | None, lenient: bool
           ) -> dict[str, Any] | None:
     return method.read_keys(nuggets, lenient) if nuggets else None
@@ -252,8 +259,8 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     if b is None and first == second:
         raise click.UsageError("give B, or two different measures of A (--measure-a, "
                                "--measure-b)")
-    sa = load_scores([a], first, keys=keys, lenient=lenient, method=chosen)
-    sb = load_scores([b or a], second, keys=keys, lenient=lenient, method=chosen)
+    sa = load_scores([a], first, keys=keys, lenient=lenient, method=_given(chosen))
+    sb = load_scores([b or a], second, keys=keys, lenient=lenient, method=_given(chosen))
     label = first if first == second else f"{first} vs {second}"
     result = compare(sa, sb, label, k=top_k)
     if meta_output:
@@ -285,7 +292,8 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
         raise click.UsageError("--measure-a, --measure-b, --plot and --meta-output compare two "
                                "evaluations: give A and B only")
     scores = score_agreement([load_scores([p], measure, keys=keys, lenient=lenient,
-                                          method=method) for p in inputs], measure, top_k)
+                                          method=_given(method)) for p in inputs], measure,
+                             top_k)
     texts = [f"On {measure}:\n\n" + scores.markdown(SCORE_LABELS)]
     tables = [scores.tsv()]
     if all(is_assessments(p) for p in inputs):
@@ -325,7 +333,7 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, correcti
     chosen = configured(method, settings)
     measure = measure or chosen.primary
     scores = load_scores(list(inputs), measure, keys=_keys(chosen, nuggets, lenient),
-                         lenient=lenient, method=chosen)
+                         lenient=lenient, method=_given(chosen))
     if scores.per_topic is None:
         raise InputError(inputs[0], None, "a leaderboard has no per-topic values: give "
                          "assessments or a per-topic TSV")

@@ -40,6 +40,7 @@ from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.track_rules import cut, enforce, request_limits
 from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
+from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.methods.registry import make_method, method_class
 
@@ -310,6 +311,9 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], key: Path |
     if hashing is not None:
         hashing.join()
     write_tables(table, output, per_topic)
+    if output is not None:  # a run_level method's other tables, beside the leaderboard
+        for name, text in table.extras.items():
+            write_text_atomic(output.with_name(f"{output.stem}.{name}.tsv"), text)
     if autojudge is not None:
         write_leaderboard(autojudge, table_rows(table), autojudge_format)
     if diversity is not None and isinstance(method, DiversityQrels):

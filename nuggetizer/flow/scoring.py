@@ -41,6 +41,7 @@ class ScoreTable:
     notes: list[str] = field(default_factory=list)  # where judgments and the key disagree
     empty: dict[str, list[str]] = field(default_factory=dict)  # run: topics with nothing judged
     left_out: Counter[str] = field(default_factory=Counter)  # e.g. "answers with nothing judged"
+    extras: dict[str, str] = field(default_factory=dict)  # a run_level method's other tables
 
     @property
     def judged_nothing(self) -> bool:
@@ -102,6 +103,7 @@ def score_judged(
     left_out: Counter[str] = Counter()
     universe = dict.fromkeys(topics) if topics is not None else None
     pools: dict[str, list[Judged]] = {}
+    every: list[Judged] = []  # a run_level method's judgments with something judged
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic objects: the collector would only rescan them
     try:
@@ -126,18 +128,22 @@ def score_judged(
                 warnings.setdefault(item.qid, checked.warning)
             if method.needs_pool:
                 pools.setdefault(item.qid, []).append(item)
+            elif method.run_level:
+                every.append(item)
             else:
                 row = method.score(key, item.record, ())
                 scored.setdefault(item.run_id, {})[item.qid] = row
     finally:
         if collecting:
             gc.enable()
+    order = list(keys if keys is not None else universe if universe is not None else seen)
+    if method.run_level:
+        return _run_level(method, every, order, outside, notes, empty, left_out, kinds)
     for qid, pool in pools.items():
         records = [j.record for j in pool]
         key = keys.get(qid) if keys is not None else None
         for item in pool:
             scored.setdefault(item.run_id, {})[qid] = method.score(key, item.record, records)
-    order = list(keys if keys is not None else universe if universe is not None else seen)
     table = ScoreTable(method.measures, method.primary, order, outside=outside,
                        unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty)
     for run_id, answered in scored.items():
@@ -146,6 +152,25 @@ def score_judged(
                            or any(m.name in means for means in table.means.values()))
     _count_left_out(table, left_out, scored)
     table.warnings = [warnings[q] for q in order if q in warnings]
+    return table
+
+
+def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], outside: int,
+               notes: list[str], empty: dict[str, list[str]], left_out: Counter[str],
+               kinds: Counter[str]) -> ScoreTable:
+    """The table of a `run_level` method: its `score_runs` over every judgment with something
+    judged at once (those with nothing judged are left out and counted as for every method;
+    the unjudged items per run are the method's to count, its judgments' ids not being
+    runs)."""
+    runs = method.score_runs(judged, order)
+    table = ScoreTable(method.measures, method.primary, order, outside=outside,
+                       unjudged=dict(runs.unjudged), kinds=+kinds, notes=notes, empty=empty,
+                       extras=runs.extras)
+    table.per_topic, table.means = runs.per_topic, runs.means
+    _count_left_out(table, left_out, runs.per_topic)
+    for run_id in runs.means:
+        table.unjudged.setdefault(run_id, 0)
+        table.missing[run_id] = len(order) - len(runs.per_topic.get(run_id, {}))
     return table
 
 

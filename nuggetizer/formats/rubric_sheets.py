@@ -3,9 +3,10 @@
 One TSV per topic (opens in a spreadsheet; `#` lines are comments): an `answer` row
 (`kind qid run_id text`: the answer's text), followed by one `criterion` row per criterion
 (`n weight axis text label`: its number, weight, axis and text); assessors fill `label` with
-satisfied or not_satisfied (S, NS), or unjudged. A negative weight marks a failure mode: it is
-satisfied when the answer shows the failure. Imports are strict: each problem an InputError
-naming file and line; with the rubrics file given, each criterion must be the key's.
+satisfied, partially_satisfied or not_satisfied (S, PS, NS), or unjudged. A negative weight
+marks a failure mode: it is satisfied when the answer shows the failure. Imports are strict:
+each problem an InputError naming file and line; with the rubrics file given, each criterion
+must be the key's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from nuggetizer.labels import UNJUDGED
 from nuggetizer.parsing import normalise_label
 
 RUBRIC_COLUMNS = ("kind", "qid", "run_id", "n", "weight", "axis", "text", "label")
-_SHORT = {"s": "satisfied", "ns": "not_satisfied", "satisfied": "satisfied",
+_SHORT = {"s": "satisfied", "ps": "partially_satisfied", "ns": "not_satisfied",
+          "satisfied": "satisfied", "partially_satisfied": "partially_satisfied",
           "not_satisfied": "not_satisfied", UNJUDGED: UNJUDGED}
 
 
@@ -56,7 +58,8 @@ def _grade(cell: str, path: Path, line: int, allow_blank: bool) -> str:
         return UNJUDGED
     hint = " (or pass --allow-blank to record it unjudged)" if not cell.strip() else ""
     raise InputError(path, line, f"column label is {repr(cell) if cell.strip() else 'empty'}: "
-                     f"write satisfied or not_satisfied (S, NS) or unjudged{hint}")
+                     f"write satisfied, partially_satisfied or not_satisfied (S, PS, NS) or "
+                     f"unjudged{hint}")
 
 
 def _check_key(key: Mapping[str, Any] | None, n: int, text: str, weight: float, path: Path,

@@ -63,6 +63,8 @@ class Target:
     documents: dict[str, Segment] = field(default_factory=dict)  # a report's own passages
     path: str | None = None  # the run file and line of the answer, for messages
     line: int | None = None
+    # a pairwise method's unit (battles): this answer against another run's to the same topic
+    opponent: Target | None = None
 
     @property
     def where(self) -> str:
@@ -100,6 +102,19 @@ class Checked:
     warning: str | None  # about the topic, printed once
 
 
+@dataclass
+class RunScores:
+    """What a `run_level` method's `score_runs` gives the score engine: per-topic rows and run
+    measures computed from every judgment at once (e.g. a Bradley-Terry fit), the unjudged
+    items per run, and extra tables to write beside the leaderboard ({name: TSV
+    text}, written as `LEADERBOARD.NAME.tsv`)."""
+
+    per_topic: dict[str, dict[str, dict[str, float]]]  # run: topic: measure: value
+    means: dict[str, dict[str, float]]  # run: measure: value
+    unjudged: dict[str, int] = field(default_factory=dict)  # items per run
+    extras: dict[str, str] = field(default_factory=dict)
+
+
 class AnswerKeyMethod(ABC):
     """One evaluation method: its prompts, measures, inputs, records and the three steps."""
 
@@ -126,6 +141,9 @@ class AnswerKeyMethod(ABC):
     needs_key: ClassVar[bool] = True  # False: judges with no answer key (nothing to build)
     reads_citations: ClassVar[bool] = False  # answers come with their cited passages' texts
     prompt_dir: ClassVar[Path | None] = None  # templates outside nuggetizer.prompts
+    # run_level: the run measures come from every judgment at once (`score_runs`), not as
+    # means of per-topic `score`s (e.g. battles: a Bradley-Terry fit over all pairs)
+    run_level: ClassVar[bool] = False
 
     # the measures as declared (methods/declare.py), in `declared` (or, unchecked by mypy, as
     # Measure objects in `measures`): `measures`, `answered_only` and `diagnostic` are derived
@@ -305,6 +323,12 @@ class AnswerKeyMethod(ABC):
     @abstractmethod
     def score(self, key: Any, judgment: Any, pool: Sequence[Any]) -> dict[str, float]:
         """Measures of one judgment; `pool` holds every judgment of the same topic."""
+
+    def score_runs(self, judged: Sequence[Judged], topics: Sequence[str]) -> RunScores:
+        """A `run_level` method's tables from every judgment with something judged (checked,
+        in file order) over the `topics` in scope; the score engine calls it instead of
+        `score` (the judgments with nothing judged it leaves out and counts itself)."""
+        raise ConfigError(f"method {self.name!r} scores each judgment (score), not all at once")
 
 
 def reasks_setting() -> Any:

@@ -38,31 +38,32 @@ from nuggetizer.formats.rubric_sheets import read_rubric_sheets, rubric_sheets
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.registry import register
-from nuggetizer.parsing import json_label, normalise_label
+from nuggetizer.parsing import json_label, label_schema, normalise_label
 
-VERDICTS = ("Satisfied", "Not Satisfied")  # the release's verdict spellings
-SCHEMA = {
-    "type": "object",
-    "properties": {"verdict": {"type": "string", "enum": list(VERDICTS)}},
-    "required": ["verdict"],
-    "additionalProperties": False,
-}
-_WORD = re.compile(r"\b(not[\s_-]*satisfied|unsatisfied|satisfied)\b", re.I)
+# the release's verdict spellings, on each scale
+VERDICTS = {"binary": ("Satisfied", "Not Satisfied"),
+            "ternary": ("Satisfied", "Partially Satisfied", "Not Satisfied")}
+SCHEMAS = {grading: label_schema("verdict", menu) for grading, menu in VERDICTS.items()}
+SCHEMA = SCHEMAS["binary"]  # the default scale's
+_WORD = re.compile(r"\b(not[\s_-]*satisfied|unsatisfied|partially[\s_-]*satisfied|satisfied)\b",
+                   re.I)
 
 
-def grade_label(text: str) -> str | None:
-    """`satisfied` / `not_satisfied` for a verdict as written (any case or separator)."""
+def grade_label(text: str, grading: str = "binary") -> str | None:
+    """`satisfied` / `not_satisfied` (/ `partially_satisfied`, ternary) for a verdict as written
+    (any case or separator); None for one off the scale's menu."""
     label = normalise_label(text)
     if label == "unsatisfied":
         return "not_satisfied"
-    return label if label in mr.LABELS else None
+    return label if label in mr.SCALES[grading] else None
 
 
-def parse_verdict(text: str) -> str:
+def parse_verdict(text: str, grading: str = "binary") -> str:
     """The label of an answer: `{"verdict": ...}`, else the first verdict word; ParseFailure."""
-    return json_label(text, "verdict", grade_label, _WORD,
-                      '{"verdict": "Satisfied"} or {"verdict": "Not Satisfied"}')
+    menu = " or ".join(f'{{"verdict": "{v}"}}' for v in VERDICTS[grading])
+    return json_label(text, "verdict", lambda t: grade_label(t, grading), _WORD, menu)
 
 
 def _number(value: Any) -> bool:
@@ -87,9 +88,16 @@ def check_criteria(obj: dict[str, Any], field: str, path: Path, line: int) -> li
 
 @dataclass(frozen=True)
 class RubricsConfig:
-    """`reasks`: how often an off-menu verdict is asked again before it stays unjudged."""
+    """How criteria are graded: on the release's binary scale or the paper's graders'
+    ternary one (measures/rubrics.py), and how often an off-menu verdict is asked again."""
 
+    grading: str = setting("binary", "binary: Satisfied / Not Satisfied (the release's "
+                           "compliance score); ternary: Partially Satisfied too, worth half "
+                           "(the release's final score)", choices=("binary", "ternary"))
     reasks: int = reasks_setting()
+
+    def __post_init__(self) -> None:
+        check_choices(self)
 
 
 @register
@@ -104,7 +112,8 @@ class RubricsMethod(AnswerKeyMethod):
     config_type = RubricsConfig
     key_file = "rubrics.jsonl"
     judgments_dir = "rubrics"
-    sheet_hint = ("fill label with satisfied or not_satisfied (S, NS); a negative weight marks "
+    sheet_hint = ("fill label with satisfied, partially_satisfied (ternary grading) or "
+                  "not_satisfied (S, PS, NS); a negative weight marks "
                   "a failure mode, satisfied when the answer shows it; unjudged where it cannot "
                   "be judged")
 
@@ -136,8 +145,10 @@ class RubricsMethod(AnswerKeyMethod):
         document = inline(target.answer or "")
         results = await asyncio.gather(*(
             assessor.ask(prompt.render(document=document, criterion=c["criterion"],
-                                       axis=c.get("axis", ""), weight=c["weight"]),
-                         parse_verdict, schema=SCHEMA, max_tokens=24, reasks=cfg.reasks)
+                                       axis=c.get("axis", ""), weight=c["weight"],
+                                       ternary=cfg.grading == "ternary"),
+                         lambda text: parse_verdict(text, cfg.grading),
+                         schema=SCHEMAS[cfg.grading], max_tokens=24, reasks=cfg.reasks)
             for c in key["rubrics"]))
         record = self._record(key, target, [r.value or UNJUDGED for r in results])
         for entry, parsed in zip(record["criteria"], results, strict=True):
@@ -176,8 +187,9 @@ class RubricsMethod(AnswerKeyMethod):
 
     def score(self, key: Any, judgment: Mapping[str, Any], pool: Sequence[Any]
               ) -> dict[str, float]:
-        return {"compliance": mr.compliance((c["weight"], c["label"])
-                                            for c in judgment["criteria"])}
+        return {"compliance": mr.compliance(((c["weight"], c["label"])
+                                             for c in judgment["criteria"]),
+                                            self.config.grading)}
 
     def sheets(self, judgments: Sequence[Any], comment: str) -> dict[str, str]:
         return rubric_sheets(judgments, comment)

@@ -43,14 +43,9 @@ from nuggetizer.measures import support as ms
 from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.registry import register
-from nuggetizer.parsing import json_label
+from nuggetizer.parsing import json_label, label_schema
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"label": {"type": "string", "enum": list(SUPPORT_LABELS)}},
-    "required": ["label"],
-    "additionalProperties": False,
-}
+SCHEMA = label_schema("label", SUPPORT_LABELS)
 _WORD = re.compile(r"\b(full[\s_-]*support|partial[\s_-]*support|no[\s_-]*support|fs|ps|ns)\b",
                    re.I)
 

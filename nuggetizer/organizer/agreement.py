@@ -4,8 +4,10 @@ automatic and manual evaluations).
 Kendall's tau-b on a measure (V_strict by default; or on two different measures, one of each
 side, e.g. V_strict against support_recall) three ways: at run level (run means), over
 all (topic, run) pairs, and as the mean of per-topic taus; Spearman's rho alongside. Either side
-is an assessment set (files or folders, scored by `score`), a per-topic TSV, a leaderboard TSV
-(run level only), or a leaderboard of the TREC AutoJudge framework (`run_id measure topic value`).
+is an assessment set (files or folders, scored by `score`; a battles folder by its
+Bradley-Terry ranking, e.g. `--measure-a bt_score --measure-b V_strict`), a per-topic TSV, a
+leaderboard TSV (run level only), or a leaderboard of the TREC AutoJudge framework
+(`run_id measure topic value`).
 
 At run level, the meta-evaluation of the TREC AutoJudge track too, with A the reference (the
 truth) and B the evaluated leaderboard: tau_AP (Yilmaz, Aslam and Robertson 2008), its
@@ -28,6 +30,7 @@ from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderbo
 from nuggetizer.formats.tables import is_per_topic, iter_per_topic, read_leaderboard
 from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
 from nuggetizer.methods.base import AnswerKeyMethod
+from nuggetizer.methods.battles import is_battles
 from nuggetizer.methods.registry import DEFAULT_METHOD, make_method
 from nuggetizer.organizer.meta_evaluate import track_measures
 
@@ -210,7 +213,11 @@ def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] 
             paths[0].suffix.lower() in (".tsv", ".txt")
             or (".jsonl" not in paths[0].name.lower() and is_autojudge_leaderboard(paths[0]))):
         return _read_tsv(paths[0], measure)
-    table = score_files(method or make_method(DEFAULT_METHOD), list(paths), keys, lenient)
+    if method is None:  # the default method's judgments, or battles (their own ranking)
+        battles = all(is_battles(p) for p in paths)
+        method = make_method("battles" if battles else DEFAULT_METHOD)
+        keys = None if battles else keys
+    table = score_files(method, list(paths), keys, lenient)
     return from_table(table, measure, " ".join(str(p) for p in paths))
 
 

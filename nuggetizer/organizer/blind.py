@@ -33,6 +33,12 @@ def pseudonym(secret: str, run_id: str) -> str:
     return PREFIX + _mac(secret, "run\x1f" + run_id)[:12]
 
 
+def shuffle_key(secret: str, qid: str, name: str) -> str:
+    """Where an item `name` (a run id, or a pair of them) goes in its topic's shuffled order:
+    an HMAC under the secret."""
+    return _mac(secret, f"order\x1f{qid}\x1f{name}")
+
+
 def _get(item: Any, name: str) -> str:
     return str(item[name] if isinstance(item, dict) else getattr(item, name))
 
@@ -76,8 +82,8 @@ def blind(items: Sequence[Any], mapping: Path, secret: str | None = None) -> lis
         known[alias] = run_id
         topics.setdefault(qid, len(topics))
         blinded.append(_with_run(item, alias))
-    blinded.sort(key=lambda r: (topics[_get(r, "qid")], _mac(
-        secret, f"order\x1f{_get(r, 'qid')}\x1f{_get(r, 'run_id')}")))
+    blinded.sort(key=lambda r: (topics[_get(r, "qid")], shuffle_key(
+        secret, _get(r, "qid"), _get(r, "run_id"))))
     write_text_atomic(mapping, json.dumps(
         {"secret": secret, "runs": dict(sorted(known.items())),
          "note": "keep apart from the sheets: it names the runs behind the pseudonyms"},

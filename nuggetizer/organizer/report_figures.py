@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.cm import ScalarMappable  # noqa: E402
-from matplotlib.colors import ListedColormap, NoNorm, Normalize  # noqa: E402
+from matplotlib.colors import ListedColormap, NoNorm, Normalize, to_rgba_array  # noqa: E402
 
 from nuggetizer.flow.scoring import ScoreTable  # noqa: E402
 from nuggetizer.organizer import figure_worker  # noqa: E402
@@ -111,6 +111,14 @@ def ranks_of(table: ScoreTable, ranks: Mapping[str, int] | None) -> list[tuple[i
     return [((ranks or {}).get(run, k), run) for k, run in enumerate(runs, 1)]
 
 
+def rank_axis(ax: Any, ranked: list[tuple[int, str]]) -> None:
+    """The x axis of one column per run at 1, 2, ..., labelled by the runs' ranks."""
+    ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
+                  fontsize=9 if len(ranked) <= 20 else LABEL_PT,
+                  rotation=90 if len(ranked) > 20 else 0)
+    ax.set_xlabel("run (leaderboard rank)")
+
+
 def distributions_png(table: ScoreTable, measure: str, path: Path,
                       ranks: Mapping[str, int] | None = None) -> None:
     """Per-topic score distribution of each run (box plot with the points), ranked order."""
@@ -124,10 +132,7 @@ def distributions_png(table: ScoreTable, measure: str, path: Path,
         ax.scatter(np.concatenate([np.full(len(v), k) for k, v in enumerate(data, 1)]),
                    np.concatenate([np.array(v, dtype=float) for v in data]), s=6, alpha=0.3,
                    color="black")
-    ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
-                  fontsize=9 if len(ranked) <= 20 else LABEL_PT,
-                  rotation=90 if len(ranked) > 20 else 0)
-    ax.set_xlabel("run (leaderboard rank)")
+    rank_axis(ax, ranked)
     ax.set_ylabel(f"{measure} per topic")
     save(fig, path)
 
@@ -175,7 +180,27 @@ def _draw_cells(ax: Any, scale: ScalarMappable, grid: list[list[float]]) -> None
     # a float that the colour map turns back into the same byte: (x * 255).astype(uint8)
     exact = np.where(colours == 255, 1.0, (colours + 0.5) / 255)
     ax.imshow(index.reshape(cells.shape[:2]).astype(np.uint16), aspect="auto",
-              cmap=ListedColormap(exact), norm=NoNorm(), interpolation="nearest")
+              cmap=IndexColours(exact), norm=NoNorm(), interpolation="nearest")
+
+
+class IndexColours(ListedColormap):
+    """A ListedColormap that looks unsigned indices up directly: the very bytes Colormap gives
+    them (its table of colours as bytes, taken at each index), without the copy of the whole
+    image as 8-byte integers that Colormap makes on the way (70 MiB for a 150 x 300 map drawn
+    at 2234 x 4040 pixels). Anything else (floats, masked or out-of-range values, an alpha)
+    goes to Colormap itself."""
+
+    def __init__(self, colours: Any) -> None:
+        super().__init__(colours)
+        self.table = (to_rgba_array(colours) * 255).astype(np.uint8)  # as Colormap's bytes
+
+    def __call__(self, X: Any, alpha: Any = None, bytes: bool = False) -> Any:  # noqa: A002
+        data = np.ma.getdata(X)
+        if bytes and alpha is None and isinstance(data, np.ndarray) and data.ndim \
+                and data.dtype.kind == "u" and data.size and not np.ma.is_masked(X) \
+                and int(data.max()) < self.N:
+            return self.table.take(data, axis=0)
+        return super().__call__(X, alpha=alpha, bytes=bytes)
 
 
 def length_png(table: ScoreTable, measure: str, path: Path,

@@ -1,0 +1,163 @@
+"""`nuggetizer battles`: schedule blind pairwise battles between runs' answers and judge them
+(methods/battles.py, flow/battles.py); `--dry-run` counts battles, calls and cost first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nuggetizer.cli.common import (
+    ANY,
+    FILE,
+    FOLDER,
+    TRACK_RULES,
+    assessor_options,
+    chosen_topics,
+    dry_run_options,
+    embedded_note,
+    make_assessor_from,
+    run_with,
+    topic_options,
+)
+from nuggetizer.cli.dry import dry_step, echo_report
+from nuggetizer.cli.steps import configured, make_targets, restrict_targets
+from nuggetizer.errors import ConfigError
+from nuggetizer.flow.battles import adaptive_plan, plan_battles
+from nuggetizer.flow.battles import judge_battles as judge
+from nuggetizer.flow.dryrun import dry_assessor
+from nuggetizer.flow.inputs import answer_targets, cite_targets
+from nuggetizer.flow.progress import Summary
+from nuggetizer.flow.scoring import read_judged
+from nuggetizer.formats.answers import read_runs
+from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats.writing import write_jsonl_atomic
+from nuggetizer.labels import UNJUDGED
+from nuggetizer.methods.battles import BATTLES_FILE
+from nuggetizer.methods.registry import make_method
+from nuggetizer.organizer.battle_sheets import (
+    battle_sheets,
+    read_battle_sheets,
+    write_battle_sheets,
+)
+
+BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra call a dry run "
+                "cannot see)")
+
+
+@click.command("battles")
+@click.option("--run", "run_paths", multiple=True, type=ANY, required=True,
+              help="answer run JSONL, 2024/2025 or TREC RAG 2026 format (repeatable)")
+@click.option("--topics", type=ANY, default=None,
+              help="topics (TSV or JSONL) whose text is the narrative the judge reads "
+                   "[default: the text each run gives with its answer]")
+@click.option("--battles-per-topic", "per_topic", type=click.IntRange(min=1), default=None,
+              help="battles per topic, spread so every run plays equally often (within one)")
+@click.option("--budget", type=click.IntRange(min=1), default=None,
+              help="battles in all, spread evenly over the topics")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="seed of the schedule (the same seed, the same battles)")
+@click.option("--adaptive-rounds", type=click.IntRange(min=0), default=0, show_default=True,
+              help="after the first round, rounds of battles not played yet between runs whose "
+                   "Bradley-Terry intervals overlap (each --battles-per-topic or --budget "
+                   "battles at most; seeded)")
+@click.option("--corpus", type=ANY, default=None,
+              help="passage texts of the cited documents (--set documents=true)")
+@click.option("-o", "--output", required=True, type=FOLDER,
+              help="folder: battles.jsonl, one line per battle")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+              help="a setting of the battles method (both_orders, documents, seed, ties, "
+                   "rounds, level, reasks); repeatable")
+@TRACK_RULES
+@topic_options
+@dry_run_options
+@assessor_options
+def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic: int | None,
+                    budget: int | None, seed: int, adaptive_rounds: int, corpus: Path | None,
+                    output: Path,
+                    settings: tuple[str, ...], track_rules: str,
+                    only_topics: tuple[str, ...], only_topics_file: Path | None,
+                    **options: Any) -> None:
+    """Judge blind battles between the runs' answers, per topic: both answers side by side,
+    no run id shown, the judge picks A, B or a tie (score them with `score --method
+    battles`)."""
+    chosen = configured("battles", settings)
+    if per_topic is not None and budget is not None:
+        raise ConfigError("give --battles-per-topic or --budget, not both")
+    targets = make_targets(chosen, run_paths, (), None, None, track=track_rules)
+    targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))
+    if chosen.config.documents:
+        cite_targets(targets, corpus, every=True)
+    narratives = {q: t.text for q, t in read_topics(topics).items()} if topics else {}
+    plan = plan_battles(targets, narratives, per_topic, budget, seed)
+    orders = 2 if chosen.config.both_orders else 1
+    head = (f"{len(plan.pairs)} battles of {plan.all_pairs} possible ({plan.runs} runs, "
+            f"{plan.topics} topics), {orders} order{'s' if orders > 1 else ''} each")
+    assessor = make_assessor_from(options)
+    if options["dry_run"]:
+        dry = dry_assessor(assessor, options)
+        ledger = dry_step(dry, lambda tmp: judge(chosen, plan, dry, tmp))
+        note = BATTLES_NOTE
+        if adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
+            ledger.estimated_calls += adaptive_rounds * len(plan.pairs) * orders
+            note += f"; {adaptive_rounds} adaptive rounds estimated at most as large as the first"
+        echo_report(f"battles ({head})", ledger, dry, assessor.prices, note)
+        return
+    click.echo(f"battles: {head}", err=True)
+
+    async def rounds() -> list[Summary]:
+        done = [await judge(chosen, plan, assessor, output)]
+        for _ in range(adaptive_rounds):
+            judged = [j.record for j in read_judged(chosen, [output])]
+            more = adaptive_plan(chosen, plan, targets, judged, per_topic, budget, seed)
+            if not more.pairs:
+                break
+            click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles "
+                       "between runs whose intervals overlap", err=True)
+            done.append(await judge(chosen, more, assessor, output))
+        return done
+
+    summaries = run_with(assessor, rounds())
+    click.echo(summaries[-1].line(assessor.stats) + f"; {len(summaries)} round(s), battles in "
+               f"{output}", err=True)
+    embedded_note(assessor)
+
+
+@click.command("export-battle-sheets")
+@click.option("--battles", "judged", required=True, type=ANY,
+              help="battle judgments: a battles folder or its battles.jsonl")
+@click.option("--run", "run_paths", multiple=True, type=ANY, required=True,
+              help="the answer runs the battles are between (repeatable)")
+@click.option("--mapping", required=True, type=FILE,
+              help="pseudonym -> run id file, kept apart from the sheets (reused if it exists)")
+@click.option("--blank", is_flag=True, help="leave every verdict blank (else the judgments')")
+@click.option("-o", "--output", required=True, type=FOLDER, help="folder: one TSV per topic")
+def export_battle_sheets_command(judged: Path, run_paths: tuple[Path, ...], mapping: Path,
+                                 blank: bool, output: Path) -> None:
+    """Write blind battle sheets for human judges: pseudonyms for runs, sides and order
+    shuffled under the mapping's secret (README: Pairwise battles)."""
+    method = make_method("battles")
+    records = [j.record for j in read_judged(method, [judged])]
+    answers = answer_targets(read_runs(run_paths))
+    paths = write_battle_sheets(battle_sheets(records, answers, mapping, blank), output)
+    click.echo(f"export-battle-sheets: {len(records)} battles in {len(paths)} sheets in "
+               f"{output}; mapping in {mapping} (keep it apart)", err=True)
+
+
+@click.command("import-battle-sheets")
+@click.argument("sheets", nargs=-1, required=True, type=ANY)
+@click.option("--mapping", required=True, type=ANY, help="the mapping file of the export")
+@click.option("-o", "--output", required=True, type=FOLDER,
+              help="folder: battles.jsonl, scored by `score --method battles`")
+def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path, output: Path) -> None:
+    """Read filled-in battle sheets back as battle judgments, run ids restored."""
+    records = read_battle_sheets(list(sheets), mapping)
+    output.mkdir(parents=True, exist_ok=True)
+    write_jsonl_atomic(output / BATTLES_FILE, records)
+    unjudged = sum(1 for r in records if r["result"] == UNJUDGED)
+    click.echo(f"import-battle-sheets: {len(records)} battles ({unjudged} not judged) in "
+               f"{output / BATTLES_FILE}", err=True)
+
+
+COMMANDS = (battles_command, export_battle_sheets_command, import_battle_sheets_command)
