@@ -281,7 +281,7 @@ class AnswerKeyMethod(ABC):
             return str(judgment.get("target") or self.targets[0])
         return None
 
-    # --- sheets for manual assessment (formats/sheets.py) -----------------------------------
+    # --- sheets for manual assessment (e.g. methods/support_sheets.py) ---------------------
 
     sheet_hint: ClassVar[str] = ""  # what an assessor fills in, for the sheets' comment line
 
