@@ -31,13 +31,14 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow import steps
-from nuggetizer.flow.inputs import answer_targets, cite_targets, key_inputs
+from nuggetizer.flow.inputs import answer_targets, cite_targets, context_targets, key_inputs
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.scoring import ScoreTable, read_judged, score_judged
 from nuggetizer.flow.tables import leaderboard_tsv, per_topic_tsv
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
 from nuggetizer.methods.base import AnswerKeyMethod, Target
 from nuggetizer.methods.registry import DEFAULT_METHOD, make_method, method_names
 from nuggetizer.types import Answer, Qrel, Topic
@@ -145,11 +146,13 @@ def _topics(topics: Mapping[str, Topic] | PathLike) -> Mapping[str, Topic]:
 
 def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
                assessor: Assessor, out: PathLike, *, qrels: PathLike | None = None,
-               corpus: PathLike | None = None, min_grade: int = 1) -> Summary:
-    """Build every topic's key into the JSONL file `out` (resumable: topics already there are
-    kept), from the judged passages of `qrels` (grade >= `min_grade`, else the method's
-    `min_grade` setting) and their texts in `corpus`, as the method needs; its Summary."""
-    given = {"qrels": qrels, "corpus": corpus}
+               corpus: PathLike | None = None, docs_runs: Sequence[PathLike] = (),
+               depth: int | None = None, min_grade: int = 1) -> Summary:
+    """Build every topic's key into the JSONL file `out` (an interrupted build resumes), from
+    the judged passages of `qrels` (grade >= `min_grade`, else the method's `min_grade`
+    setting), or the first `depth` passages of each of `docs_runs` (TREC run files), with
+    their texts in `corpus`, as the method needs; its Summary."""
+    given = {"qrels": qrels, "corpus": corpus, "docs_runs": docs_runs or None}
     for need in sorted(method.key_needs - {"reference"}):
         if given.get(need) is None:
             raise ConfigError(f"method {method.name} builds its keys from {need}: give {need}=")
@@ -158,41 +161,55 @@ def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
     inputs, skipped = key_inputs(
         topic_map, qrels=read_qrels(qrels) if qrels else (),
         qrels_path=Path(qrels) if qrels else None, corpus=Path(corpus) if corpus else None,
+        docs_runs=[read_trec_run(p) for p in docs_runs], depth=depth,
         min_grade=int(grade) if grade is not None else min_grade,
         skip_without_documents=method.skip_without_documents)
     return _LOOP.run(steps.build_keys(method, inputs, assessor, Path(out), skipped=skipped),
                      assessor)
 
 
-def targets(method: AnswerKeyMethod, runs: Mapping[str, Mapping[str, Answer]] | Iterable[PathLike],
-            *, corpus: PathLike | None = None, allow_missing: bool = False
+def targets(method: AnswerKeyMethod,
+            runs: Mapping[str, Mapping[str, Answer]] | Iterable[PathLike] = (), *,
+            retrieval_runs: Iterable[PathLike] = (), corpus: PathLike | None = None,
+            depth: int | None = None, allow_missing: bool = False
             ) -> dict[str, dict[str, Target]]:
-    """The answers of `runs` (as `load_runs` gives them, or run files) as the targets the
-    method judges; a method that reads the cited passages gets their texts from `corpus`."""
+    """What the method judges: the answers of `runs` (as `load_runs` gives them, or run
+    files; a method that reads the cited passages gets their texts from `corpus`), and the
+    first `depth` passages (default: the method's) of each topic of `retrieval_runs` (TREC
+    run files; their texts from `corpus`)."""
     answers = runs if isinstance(runs, Mapping) else read_runs(
         runs, keep_unresolved=allow_missing and method.reads_citations)
     made = answer_targets(answers)
     if method.reads_citations:
         cite_targets(made, Path(corpus) if corpus else None, allow_missing,
                      every=not method.first_citation_only)
+    contexts = list(retrieval_runs)
+    if contexts:
+        if corpus is None:
+            raise ConfigError("retrieval runs need corpus= for the passage texts")
+        made.update(context_targets(read_trec_runs(contexts), Path(corpus),
+                                    depth or method.depth, allow_missing))
     return made
 
 
 def judge(method: AnswerKeyMethod, keys: Mapping[str, Any] | PathLike | None,
           runs: Mapping[str, Mapping[str, Answer]] | Iterable[PathLike], assessor: Assessor,
-          out: PathLike, *, corpus: PathLike | None = None, allow_missing: bool = False
-          ) -> Summary:
-    """Judge every answer of `runs` against its topic's key (`keys` as `load_keys` gives
-    them, or the key file; None for a method without a key) into the folder `out`, one
-    JSONL file per run (resumable); answers of topics outside the key are skipped and
-    counted. Its Summary."""
+          out: PathLike, *, retrieval_runs: Iterable[PathLike] = (),
+          corpus: PathLike | None = None, depth: int | None = None,
+          allow_missing: bool = False) -> Summary:
+    """Judge every answer of `runs` (and retrieved context of `retrieval_runs`, see
+    `targets`) against its topic's key (`keys` as `load_keys` gives them, or the key file;
+    None for a method without a key) into the folder `out`, one JSONL file per run
+    (resumable); targets of topics outside the key are skipped and counted. Its Summary."""
     if isinstance(keys, str | Path):
         keys = method.read_keys(keys)
     if keys is None and method.needs_key:
         raise ConfigError(f"method {method.name} judges against a key: give keys")
-    work = steps.judge_targets(method, keys, targets(method, runs, corpus=corpus,
-                                                     allow_missing=allow_missing),
-                               assessor, Path(out))
+    made = targets(method, runs, retrieval_runs=retrieval_runs, corpus=corpus, depth=depth,
+                   allow_missing=allow_missing)
+    if not made:
+        raise ConfigError("nothing to judge: give runs (answers) or retrieval_runs")
+    work = steps.judge_targets(method, keys, made, assessor, Path(out))
     return _LOOP.run(work, assessor)
 
 

@@ -108,3 +108,37 @@ def test_bad_names_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="builds its keys from corpus: give corpus="):
         nuggetizer.build_keys(nuggetizer.method("nuggets"), {}, nuggetizer.assessor(
             "mock", cache=False), "unused.jsonl")
+
+
+def test_retrieval_contexts_as_the_command_judges_them(tmp_path: Path) -> None:
+    """UDCG through the API (keys from a TREC run's passages, contexts judged) gives the
+    per-topic table the command gives on the same files, the mock's answers from one cache."""
+    sample = REPO / "tracks" / "sample"
+    qrels = [line.split() for line in (REPO / "qrels" / "sample.qrels").read_text()
+             .splitlines() if line.strip()]
+    run = tmp_path / "sample.run"
+    run.write_text("".join(f"{q} Q0 {d} {k} {100 - k} bm25\n"
+                           for k, (q, _, d, _) in enumerate(qrels, 1)))
+    udcg = nuggetizer.method("udcg")
+    judge = nuggetizer.assessor("mock", cache=tmp_path / "cache.sqlite")
+    common = {"corpus": sample / "corpus.jsonl"}
+    built = nuggetizer.build_keys(udcg, sample / "topics.tsv", judge, tmp_path / "key.jsonl",
+                                  qrels=REPO / "qrels" / "sample.qrels", docs_runs=[run],
+                                  **common)
+    assert built.done == 4
+    judged = nuggetizer.judge(udcg, tmp_path / "key.jsonl", (), judge, tmp_path / "api",
+                              retrieval_runs=[run], **common)
+    assert judged.done == 4 and judged.unit == "contexts"
+    scores = nuggetizer.score(udcg, tmp_path / "api", tmp_path / "key.jsonl")
+    done = subprocess.run(
+        [sys.executable, "-m", "nuggetizer", "assign", "--method", "udcg", "--key",
+         tmp_path / "key.jsonl", "--retrieval-run", run, "--corpus", sample / "corpus.jsonl",
+         "-o", tmp_path / "cli", "--assessor", "mock", "--cache", tmp_path / "cache.sqlite"],
+        capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert " 0 calls" in done.stderr  # the API's calls, answered by the cache
+    command = nuggetizer.score(udcg, tmp_path / "cli", tmp_path / "key.jsonl")
+    assert scores.to_tsv(per_topic=True) == command.to_tsv(per_topic=True)
+    assert scores.measures == ("UDCG",) and len(scores.leaderboard()) == 1
+    with pytest.raises(ConfigError, match="retrieval runs need corpus="):
+        nuggetizer.api.targets(udcg, retrieval_runs=[run])
