@@ -23,10 +23,12 @@ from nuggetizer.labels import STRICT_CREDIT
 from nuggetizer.methods.declare import Measure, names
 
 SUB_NARRATIVE_DECLARED: tuple[Measure, ...] = (
-    Measure("SN_cov_vital", "mean over the topic's sub-narratives of the share of their vital "
-            "judged nuggets labelled support (keys with sub-narratives)", diagnostic=True),
-    Measure("SN_cov_all", "mean over the topic's sub-narratives of the share of all their "
-            "judged nuggets labelled support (keys with sub-narratives)", diagnostic=True),
+    Measure("SN_cov_vital", "per topic, the mean over its sub-narratives of the share of "
+            "their vital judged nuggets labelled support (keys with sub-narratives; not in "
+            "the ranking)", diagnostic=True),
+    Measure("SN_cov_all", "per topic, the mean over its sub-narratives of the share of all "
+            "their judged nuggets labelled support (keys with sub-narratives; not in the "
+            "ranking)", diagnostic=True),
 )
 SUB_NARRATIVE_MEASURES: tuple[str, ...] = names(SUB_NARRATIVE_DECLARED)
 

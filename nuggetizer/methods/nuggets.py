@@ -4,7 +4,7 @@ labels, listwise assignment."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ from nuggetizer.methods.base import (
 from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.labelling import Unparsed, chunks, label_batches
 from nuggetizer.methods.nuggets_mapping import map_sub_narratives
+from nuggetizer.methods.nuggets_report import Gaps
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import parse_strings, strings_schema
 from nuggetizer.templates import RENDERINGS, load_prompt
@@ -340,6 +341,10 @@ class NuggetsMethod(AnswerKeyMethod):
             if n.importance == UNJUDGED:
                 counts["importance"] += 1
         return counts
+
+    def report_part(self, runs: Collection[str] | None) -> Gaps:
+        """The report's list of the nuggets no run supported (methods/nuggets_report.py)."""
+        return Gaps(runs)
 
     # --- sheets (formats/sheets.py) --------------------------------------------------------
 
