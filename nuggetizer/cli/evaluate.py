@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from nuggetizer.cli.batch import batch_options, batched, batcher_from, report
+from nuggetizer.cli.batch import batch_options, echo_lines, executor_from
 from nuggetizer.cli.common import (
     FOLDER,
     assessor_options,
@@ -22,28 +22,21 @@ from nuggetizer.cli.common import (
     run_with,
     topic_options,
 )
-from nuggetizer.cli.dry import (
-    ASSIGN_NOTE,
-    NUGGETIZE_NOTE,
-    dry_grade_then_build,
-    dry_step,
-    echo_report,
-)
 from nuggetizer.cli.grading import track_grading
-from nuggetizer.cli.steps import (
-    grade_then_build,
+from nuggetizer.cli.steps import score_and_report
+from nuggetizer.errors import ConfigError
+from nuggetizer.flow.execute import Batched, Dry
+from nuggetizer.flow.graded_plan import KeySpec, PoolSpec, grade_then_build_plan
+from nuggetizer.flow.plan import Plan, assign_stage, key_stage
+from nuggetizer.flow.progress import Summary, token_text
+from nuggetizer.flow.provenance import write_sidecar
+from nuggetizer.flow.scoring import combine_tables
+from nuggetizer.flow.sources import (
     key_inputs_for,
     make_targets,
     restrict_inputs,
     restrict_targets,
-    score_and_report,
 )
-from nuggetizer.errors import ConfigError
-from nuggetizer.flow.dryrun import Ledger, dry_assessor, importance_estimate
-from nuggetizer.flow.progress import Summary, token_text
-from nuggetizer.flow.provenance import write_sidecar
-from nuggetizer.flow.scoring import combine_tables
-from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.flow.tables import format_leaderboard, write_tables
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
@@ -74,22 +67,18 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
              for name in names]
     assessor = make_assessor_from(options, config.assessors or config.assessor, config.prices,
                                   config.samples, config.aggregate)
-    batcher = batcher_from(options, assessor, out)
-    if batcher is not None and config.relevance is not None and config.key is None:
+    runner = executor_from(options, assessor, out)
+    if isinstance(runner, Batched) and config.relevance is not None and config.key is None:
         raise ConfigError("--batch-api does not cover a track with [relevance]: grade with "
                           "`relevance --batch-api` first and give the track those qrels")
-    if options["dry_run"]:
-        dry = dry_assessor(assessor, options)
-        for plan in plans:
-            dry_evaluate(config, plan.method, dry, plan.inputs, plan.skipped, plan.targets,
-                         plan.key, only, assessor.prices)
+    steps = [_steps(config, plan, out, only) for plan in plans]
+
+    async def run() -> list[Summary]:
+        return [(await runner.run(step))[-1] for step in steps]
+
+    summaries = run_with(assessor, run())  # one assessor for every method, closed once
+    if isinstance(runner, Dry):
         return
-
-    async def steps() -> list[Summary]:
-        return [await _evaluate_steps(config, plan, assessor, out, only, batcher)
-                for plan in plans]
-
-    summaries = run_with(assessor, steps())  # one assessor for every method, closed once
     tables = []
     for plan in plans:
         if several:
@@ -119,7 +108,7 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
         f"{time.monotonic() - started:.1f} s; outputs in {out}",
         err=True,
     )
-    report(batcher)
+    echo_lines(runner.lines())
 
 
 def cost_text(assessor: Any) -> str:
@@ -168,71 +157,46 @@ def _plan(config: Track, name: str, base: Path, several: bool, only: set[str] | 
     return plan
 
 
-async def _evaluate_steps(config: Track, plan: _Plan, assessor: Any, out: Path,
-                          only: set[str] | None, batcher: Any = None) -> Summary:
-    """One method's keys (graded pool, built, or the track's) and judgments."""
+def _steps(config: Track, plan: _Plan, out: Path, only: set[str] | None) -> Plan:
+    """One method's stages: its keys (graded pool then built, or built, or the track's) and
+    its judgments; each says its summary when it ends, and a dry run their total."""
     method, key, graded = plan.method, plan.key, config.relevance
     given = config.key_of(method.name)
+    stages = []
     if key is not None and given is None and graded is not None:
-        _, made = await grade_then_build(
-            method, assessor, topics=config.topics, run_paths=config.runs,
-            retrieval_runs=config.retrieval_runs, depth=graded.depth,
-            cited_only=graded.cited_only, corpus=config.corpus, fill=config.qrels,
-            graded_qrels=out / "relevance.qrels", key=key, reasks=graded.reasks,
-            allow_missing=graded.allow_missing, track=config.name, need_keys=True,
-            lower=f"min_grade = 0 in the track's [{method.name}] table", only=only,
-            grading=track_grading(config), map_sub_narratives=graded.map_sub_narratives)
-        click.echo(made.line(), err=True)
+        stages = grade_then_build_plan(
+            PoolSpec(config.topics, config.corpus, config.runs, config.retrieval_runs,
+                     graded.depth, graded.cited_only, config.qrels, graded.reasks,
+                     graded.allow_missing, track_grading(config), only),
+            KeySpec(method, track=config.name, need_keys=True,
+                    lower=f"min_grade = 0 in the track's [{method.name}] table",
+                    mapped=graded.map_sub_narratives),
+            out / "relevance.qrels", key).stages
     elif key is not None and given is None:
-        made = await batched(
-            batcher, assessor, f"{method.name}-nuggetize", lambda a, tmp: build_keys(
-                method, plan.inputs, a, tmp / key.name if tmp else key, config.name,
-                plan.skipped))
-        click.echo(made.line(), err=True)
+        stages = [key_stage(method, plan.inputs, key, skipped=plan.skipped, track=config.name,
+                            name=f"{method.name}-nuggetize")]
+    for stage in stages[-1:]:
+        stage.done = _say
+    judge = assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
+                         plan.judged, track=config.name, name=f"{method.name}-assign")
+    judge.blocked = lambda: None if key is None or key.exists() else (
+        f"dry run assign: not counted: the answer key {key} is still to be built (run "
+        "nuggetize first, then evaluate --dry-run counts assign exactly)")
+    judge.done = _say
+    return Plan([*stages, judge], total="evaluate (total)")
+
+
+def _say(summary: Summary) -> None:
+    click.echo(summary.line(), err=True)
+
+
+def _keys(config: Track, method: AnswerKeyMethod, key: Path | None, only: set[str] | None
+          ) -> dict[str, Any] | None:
+    """The method's keys (of the chosen topics), None for a method that judges without."""
     keys = method.read_keys(key, config.lenient) if key is not None else None
     if keys is not None and only is not None:
         keys = {q: k for q, k in keys.items() if q in only}
-    summary = await batched(
-        batcher, assessor, f"{method.name}-assign", lambda a, tmp: judge_targets(
-            method, keys, plan.targets, a, tmp or plan.judged, config.name))
-    click.echo(summary.line(), err=True)
-    return summary
-
-
-def dry_evaluate(config: Track, method: Any, dry: Any, inputs: list[KeyInput], skipped: int,
-                 targets: dict, key: Path | None, only: set[str] | None, prices: Any) -> None:
-    """`evaluate --dry-run`: the key step (when the track builds its keys) and the assign step
-    (when the keys exist: the track's, or an earlier run's), counted, nothing sent."""
-    total = Ledger()
-    graded, given = config.relevance, config.key_of(method.name)
-    if key is not None and given is None and graded is not None:
-        total = dry_grade_then_build(
-            method, dry, prices, topics=config.topics, run_paths=config.runs,
-            retrieval_runs=config.retrieval_runs, depth=graded.depth,
-            cited_only=graded.cited_only, corpus=config.corpus, fill=config.qrels,
-            reasks=graded.reasks, allow_missing=graded.allow_missing, only=only,
-            track=config.name, grading=track_grading(config),
-            map_sub_narratives=graded.map_sub_narratives)
-    elif key is not None and given is None:
-        built = dry_step(dry, lambda tmp: build_keys(method, inputs, dry, tmp / key.name,
-                                                     config.name, skipped))
-        built.estimated_calls += importance_estimate(method, len(inputs))
-        echo_report(f"nuggetize --method {method.name} ({len(inputs)} topics)", built, dry,
-                    prices, NUGGETIZE_NOTE)
-        total = built
-    if key is not None and not key.exists():
-        click.echo(f"dry run assign: not counted: the answer key {key} is still to be built "
-                   "(run nuggetize first, then evaluate --dry-run counts assign exactly)",
-                   err=True)
-    else:
-        keys = method.read_keys(key, config.lenient) if key is not None else None
-        if keys is not None and only is not None:
-            keys = {q: k for q, k in keys.items() if q in only}
-        judged = dry_step(dry, lambda tmp: judge_targets(method, keys, targets, dry, tmp,
-                                                         config.name))
-        echo_report(f"assign --method {method.name}", judged, dry, prices, ASSIGN_NOTE)
-        total = total.plus(judged)
-    echo_report("evaluate (total)", total, dry, prices)
+    return keys
 
 
 COMMANDS = (evaluate_command,)

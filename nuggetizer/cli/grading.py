@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from nuggetizer.errors import ConfigError
 from nuggetizer.flow.scales import (
     DEFAULT_GRADING,
     DEFAULT_SCALE,
@@ -20,8 +18,6 @@ from nuggetizer.flow.scales import (
     get_scale,
 )
 from nuggetizer.formats.narratives import sub_narrative_source
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput
-from nuggetizer.methods.nuggets import NuggetsMethod
 from nuggetizer.track import Track
 
 FILE_IN = click.Path(dir_okay=False, path_type=Path)
@@ -53,45 +49,6 @@ def make_grading(scale: str, narratives: Path | None, nuggets: Path | None) -> G
     if source is None:
         return Grading(get_scale(scale))
     return Grading(get_scale(scale), source[0], source[1])
-
-
-def attach_sub_narratives(method: AnswerKeyMethod, inputs: Sequence[KeyInput],
-                          grading: Grading) -> None:
-    """`nuggetize --map-sub-narratives`: each topic's sub-narratives (from --narratives or
-    --sub-narratives-from) go with its key input, and the method records where they came
-    from; a topic without any is an error naming the file."""
-    if not isinstance(method, NuggetsMethod):
-        raise ConfigError("--map-sub-narratives is an option of --method nuggets")
-    if grading.sub_narratives is None or grading.source is None:
-        raise ConfigError("--map-sub-narratives maps nuggets to the sub-narratives of "
-                          "--narratives FILE or --sub-narratives-from NUGGETS: give one")
-    lacking = [i.qid for i in inputs if not grading.sub_narratives.get(i.qid)]
-    if lacking:
-        raise ConfigError(f"{grading.source['path']}: no sub-narratives for {len(lacking)} "
-                          f"topics to nuggetize, e.g. {lacking[0]!r}")
-    for item in inputs:
-        item.sub_narratives = list(grading.sub_narratives[item.qid])
-    method.sub_narrative_source = dict(grading.source)
-
-
-def mapping_estimate(method: AnswerKeyMethod, topics: int) -> int:
-    """Calls a dry run adds for mapping nuggets to sub-narratives: one per importance batch's
-    worth of nuggets of each topic."""
-    if not isinstance(method, NuggetsMethod):
-        return 0
-    config = method.config
-    return topics * math.ceil(config.max_nuggets / max(1, config.label_batch))
-
-
-def check_fill(fill: Path | None, grading: Grading, output: Path) -> None:
-    """--fill qrels of another scale than the one graded: an error naming both files."""
-    if fill is not None:
-        common_scale([fill], grading.scale.name, f"{output} (--scale)")
-
-
-def grading_inputs(grading: Grading) -> Sequence[Path]:
-    """The sub-narratives file, among the inputs the sidecar records."""
-    return [Path(grading.source["path"])] if grading.source else []
 
 
 def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence[str]
