@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import click
 
-from nuggetizer.flow.dryrun import Ledger, Prices, dry_assessor, report_lines
+from nuggetizer.flow.dryrun import DryRun, Ledger, Prices, dry_assessor, report_lines
 from nuggetizer.flow.plan import NothingToCount, Plan, Stage, Where
 
 if TYPE_CHECKING:  # imported when used: it loads openai
@@ -67,7 +67,7 @@ class Dry:
     """Every stage on the dry assessor into one throw-away folder: what each would send,
     counted and priced (`prices`), said on stderr; nothing called, nothing kept."""
 
-    def __init__(self, dry: Any, prices: Prices) -> None:
+    def __init__(self, dry: DryRun, prices: Prices) -> None:
         self.dry, self.prices = dry, prices
 
     def say(self, step: str, ledger: Ledger, note: str = "") -> None:
@@ -98,7 +98,7 @@ class Dry:
             return None, None
         before = self.dry.counted()
         try:
-            done = await stage.work(self.dry, where)
+            done = await stage.work(self.dry.assessor, where)
         except NothingToCount:
             return None, None
         ledger = self.dry.counted().minus(before)
