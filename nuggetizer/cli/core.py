@@ -152,7 +152,7 @@ def nuggetize_command(
         attach_sub_narratives(chosen, inputs, grading)
     assessor = make_assessor_from(options)
     runner = executor_from(options, assessor, output.parent)
-    plan = nuggetize_plan(chosen, inputs, output, skipped=skipped, mapped=map_sub_narratives)
+    plan = nuggetize_plan(chosen, inputs, output, skipped)
     summary = run_with(assessor, runner.run(plan))[0]
     finish(runner, summary, assessor)
 

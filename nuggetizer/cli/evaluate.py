@@ -173,16 +173,17 @@ def _steps(config: Track, plan: _Plan, out: Path, only: set[str] | None) -> Plan
                     mapped=graded.map_sub_narratives),
             out / "relevance.qrels", key).stages
     elif key is not None and given is None:
-        stages = [key_stage(method, plan.inputs, key, skipped=plan.skipped, track=config.name,
-                            name=f"{method.name}-nuggetize")]
+        stages = [key_stage(method, plan.inputs, key, skipped=plan.skipped, track=config.name)]
+    judge = assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
+                         plan.judged, config.name)
+    for stage in stages:
+        stage.name = f"{method.name}-{stage.name}"  # the batch state of each method apart
     for stage in stages[-1:]:
         stage.done = _say
-    judge = assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
-                         plan.judged, track=config.name, name=f"{method.name}-assign")
     judge.blocked = lambda: None if key is None or key.exists() else (
         f"dry run assign: not counted: the answer key {key} is still to be built (run "
         "nuggetize first, then evaluate --dry-run counts assign exactly)")
-    judge.done = _say
+    judge.name, judge.done = f"{method.name}-assign", _say
     return Plan([*stages, judge], total="evaluate (total)")
 
 

@@ -15,20 +15,21 @@ from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.dryrun import Ledger
 from nuggetizer.flow.plan import NUGGETIZE_NOTE, NothingToCount, Plan, Stage, Where, extra_key_calls
-from nuggetizer.flow.relevance import Graded, grade_pool
+from nuggetizer.flow.relevance import Graded, build_pool, grade_pool
 from nuggetizer.flow.scales import DEFAULT_GRADING, Grading
 from nuggetizer.flow.sources import (
     attach_sub_narratives,
     check_fill,
     key_inputs_for,
-    read_pool,
     report_graded,
     restrict_topic_map,
     threshold,
 )
 from nuggetizer.flow.steps import build_keys
-from nuggetizer.formats.qrels import qrels_text
+from nuggetizer.formats.answers import read_runs
+from nuggetizer.formats.qrels import qrels_text, read_qrels
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats.trec_run import read_trec_runs
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput
 from nuggetizer.types import Qrel
 
@@ -89,10 +90,12 @@ class _Pooled:
 
 
 def _read(spec: PoolSpec) -> _Pooled:
+    """The (topic, passage) pairs to grade, and the qrels of `fill`, kept as they are."""
     topic_map = restrict_topic_map(read_topics(spec.topics), spec.only, str(spec.topics))
-    pool, kept = read_pool(topic_map, spec.run_paths, spec.retrieval_runs, spec.depth,
-                           spec.cited_only, spec.fill)
-    return _Pooled(spec, topic_map, pool, kept)
+    pool = build_pool(topic_map, read_runs(spec.run_paths),
+                      list(read_trec_runs(spec.retrieval_runs).values()), spec.depth,
+                      spec.cited_only)
+    return _Pooled(spec, topic_map, pool, read_qrels(spec.fill) if spec.fill else [])
 
 
 def _grade_stage(pooled: _Pooled, qrels: Path, judgments: Path | None, announce: bool
@@ -162,7 +165,7 @@ def _keys_stage(pooled: _Pooled, keys: KeySpec, graded_qrels: Path, key: Path) -
     return Stage("nuggetize", work,
                  title=lambda: f"nuggetize --method {method.name} ({len(pooled.inputs)} topics)",
                  note=note,
-                 estimate=lambda: extra_key_calls(method, len(pooled.inputs), keys.mapped))
+                 estimate=lambda: extra_key_calls(method, pooled.inputs))
 
 
 def _say_skipped(keys: KeySpec, graded_qrels: Path, skipped: int, topics: int,

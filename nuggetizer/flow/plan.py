@@ -90,44 +90,44 @@ class Plan:
 
 
 def key_stage(method: AnswerKeyMethod, inputs: Sequence[KeyInput], key: Path, *,
-              skipped: int = 0, track: str | None = None, name: str = "nuggetize",
-              mapped: bool = False) -> Stage:
-    """Build every topic's key from `inputs` into `key` (`mapped`: nuggets mapped to
-    sub-narratives, estimated apart in a dry run)."""
+              skipped: int = 0, track: str | None = None) -> Stage:
+    """Build every topic's key from `inputs` into `key`; `skipped` topics had no passage to
+    build from; `track`: the track the keys' provenance names."""
 
     def work(assessor: Any, where: Where) -> Coroutine[Any, Any, Any]:
         return build_keys(method, inputs, assessor, where.path(key), track, skipped)
 
-    return Stage(name, work,
+    return Stage("nuggetize", work,
                  title=lambda: f"nuggetize --method {method.name} ({len(inputs)} topics)",
                  note=lambda ledgers: NUGGETIZE_NOTE,
-                 estimate=lambda: extra_key_calls(method, len(inputs), mapped))
+                 estimate=lambda: extra_key_calls(method, inputs))
 
 
-def extra_key_calls(method: AnswerKeyMethod, topics: int, mapped: bool) -> int:
-    """The calls of building `topics` keys a dry run cannot render: importance, and the
-    mapping to sub-narratives when `mapped`."""
-    return importance_estimate(method, topics) + (mapping_estimate(method, topics)
-                                                  if mapped else 0)
+def extra_key_calls(method: AnswerKeyMethod, inputs: Sequence[KeyInput]) -> int:
+    """The calls of building the keys of `inputs` a dry run cannot render: importance, and
+    the mapping to sub-narratives of the inputs that carry them (--map-sub-narratives)."""
+    mapped = sum(1 for i in inputs if i.sub_narratives)
+    return importance_estimate(method, len(inputs)) + mapping_estimate(method, mapped)
 
 
 def assign_stage(method: AnswerKeyMethod, keys: Callable[[], Mapping[str, Any] | None],
-                 targets: Mapping[str, Mapping[str, Target]], output: Path, *,
-                 track: str | None = None, name: str = "assign") -> Stage:
+                 targets: Mapping[str, Mapping[str, Target]], output: Path,
+                 track: str | None = None) -> Stage:
     """Judge every target against its topic's key (`keys()`, read when the stage starts:
     they may be built by the stage before) into the folder `output`."""
 
     def work(assessor: Any, where: Where) -> Coroutine[Any, Any, Any]:
         return judge_targets(method, keys(), targets, assessor, where.path(output), track)
 
-    return Stage(name, work, title=lambda: f"assign --method {method.name}",
+    return Stage("assign", work, title=lambda: f"assign --method {method.name}",
                  note=lambda ledgers: ASSIGN_NOTE)
 
 
-def nuggetize_plan(method: AnswerKeyMethod, inputs: Sequence[KeyInput], output: Path, *,
-                   skipped: int = 0, mapped: bool = False) -> Plan:
-    """The keys of every topic of `inputs`, built into `output` (JSONL)."""
-    return Plan([key_stage(method, inputs, output, skipped=skipped, mapped=mapped)])
+def nuggetize_plan(method: AnswerKeyMethod, inputs: Sequence[KeyInput], output: Path,
+                   skipped: int = 0) -> Plan:
+    """The keys of every topic of `inputs`, built into `output` (JSONL); `skipped` topics
+    had no passage to build from (counted in the summary)."""
+    return Plan([key_stage(method, inputs, output, skipped=skipped)])
 
 
 def assign_plan(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,

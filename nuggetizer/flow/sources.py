@@ -19,7 +19,7 @@ from nuggetizer.flow.inputs import (
     key_inputs,
 )
 from nuggetizer.flow.provenance import write_sidecar
-from nuggetizer.flow.relevance import build_pool, graded_lines, judgments_path_for
+from nuggetizer.flow.relevance import graded_lines, judgments_path_for
 from nuggetizer.flow.scales import Grading, common_scale
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.qrels import read_qrels
@@ -92,16 +92,6 @@ def graded_paths(output: Path, qrels: Path | None = None) -> tuple[Path, Path]:
     (`KEY.llm.qrels`, `KEY.llm.qrels.judgments.jsonl`) unless given."""
     path = qrels or output.with_name(output.name.removesuffix(".jsonl") + ".llm.qrels")
     return path, judgments_path_for(path)
-
-
-def read_pool(topic_map: dict[str, Any], run_paths: Sequence[Path],
-              retrieval_runs: Sequence[Path], depth: int, cited_only: bool, fill: Path | None
-              ) -> tuple[Any, list[Any]]:
-    """The (topic, passage) pairs to grade: the answer runs' references (or citations) and the
-    top `depth` of the retrieval runs; and the qrels of `fill`, kept as they are."""
-    pool = build_pool(topic_map, read_runs(run_paths),
-                      list(read_trec_runs(retrieval_runs).values()), depth, cited_only)
-    return pool, read_qrels(fill) if fill is not None else []
 
 
 def report_graded(graded: Any, qrels: Path, inputs: Sequence[Path]) -> None:
