@@ -27,7 +27,6 @@ from nuggetizer.cli.common import (
     topic_options,
 )
 from nuggetizer.cli.grading import (
-    make_grading,
     qrels_grading,
     relevant_default,
     scale_options,
@@ -44,6 +43,7 @@ from nuggetizer.flow.sources import (
     check_key,
     graded_paths,
     key_inputs_for,
+    make_grading,
     make_targets,
     restrict_inputs,
     restrict_targets,

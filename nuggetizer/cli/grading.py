@@ -15,10 +15,8 @@ from nuggetizer.flow.scales import (
     SCALES,
     Grading,
     common_scale,
-    get_scale,
 )
-from nuggetizer.formats.narratives import sub_narrative_source
-from nuggetizer.track import Track
+from nuggetizer.flow.sources import track_grading as track_grading  # tests read it here
 
 FILE_IN = click.Path(dir_okay=False, path_type=Path)
 
@@ -42,15 +40,6 @@ def scale_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def make_grading(scale: str, narratives: Path | None, nuggets: Path | None) -> Grading:
-    """The grading the options ask for (its sub-narratives read and checked later, per
-    topic graded)."""
-    source = sub_narrative_source(narratives, nuggets)
-    if source is None:
-        return Grading(get_scale(scale))
-    return Grading(get_scale(scale), source[0], source[1])
-
-
 def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence[str]
                      ) -> int | None:
     """The grade keys are built from: --min-grade (or `--set min_grade=`) when given, else
@@ -59,14 +48,6 @@ def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence
                                     for s in settings):
         return min_grade
     return None if grading.scale.name == DEFAULT_SCALE else grading.scale.relevant
-
-
-def track_grading(track: Track) -> Grading:
-    """The grading of a track's [relevance] table."""
-    graded = track.relevance
-    if graded is None:
-        return DEFAULT_GRADING
-    return make_grading(graded.scale, graded.narratives, graded.sub_narratives_from)
 
 
 def qrels_grading(qrels: Path | None) -> Grading:

@@ -20,14 +20,16 @@ from nuggetizer.flow.inputs import (
 )
 from nuggetizer.flow.provenance import write_sidecar
 from nuggetizer.flow.relevance import graded_lines, judgments_path_for
-from nuggetizer.flow.scales import Grading, common_scale
+from nuggetizer.flow.scales import DEFAULT_GRADING, Grading, common_scale, get_scale
 from nuggetizer.formats.answers import read_runs
+from nuggetizer.formats.narratives import sub_narrative_source
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.track_rules import cut, enforce, request_limits
 from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.methods.nuggets import NuggetsMethod
+from nuggetizer.track import Track
 
 
 def note_unknown(only: set[str] | None, present: set[str], where: str) -> None:
@@ -217,3 +219,20 @@ def check_fill(fill: Path | None, grading: Grading, output: Path) -> None:
 def grading_inputs(grading: Grading) -> Sequence[Path]:
     """The sub-narratives file, among the inputs the sidecar records."""
     return [Path(grading.source["path"])] if grading.source else []
+
+
+def make_grading(scale: str, narratives: Path | None, nuggets: Path | None) -> Grading:
+    """The grading the options ask for (its sub-narratives read and checked later, per
+    topic graded)."""
+    source = sub_narrative_source(narratives, nuggets)
+    if source is None:
+        return Grading(get_scale(scale))
+    return Grading(get_scale(scale), source[0], source[1])
+
+
+def track_grading(track: Track) -> Grading:
+    """The grading of a track's [relevance] table."""
+    graded = track.relevance
+    if graded is None:
+        return DEFAULT_GRADING
+    return make_grading(graded.scale, graded.narratives, graded.sub_narratives_from)
