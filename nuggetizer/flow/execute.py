@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -53,10 +54,7 @@ class Batched:
     async def run(self, plan: Plan) -> list[Any]:
         results = []
         for stage in plan.stages:
-            work = stage.work
-            done = await self.batcher.run(stage.name,
-                                          lambda a, tmp, w=work: w(a, Where(tmp)))
-            results.append(_done(stage, done))
+            results.append(_done(stage, await self.batcher.run(stage.name, _rounds(stage))))
         return results
 
     def lines(self) -> list[str]:
@@ -67,8 +65,8 @@ class Dry:
     """Every stage on the dry assessor into one throw-away folder: what each would send,
     counted and priced (`prices`), said on stderr; nothing called, nothing kept."""
 
-    def __init__(self, dry: DryRun, prices: Prices) -> None:
-        self.dry, self.prices = dry, prices
+    def __init__(self, dry: DryRun, prices: Prices | None) -> None:
+        self.dry, self.prices = dry, prices or Prices()  # none given: no cost said
 
     def say(self, step: str, ledger: Ledger, note: str = "") -> None:
         for line in report_lines(step, ledger, self.dry.tokenizer, self.prices, note):
@@ -108,6 +106,15 @@ class Dry:
 
     def lines(self) -> list[str]:
         return []
+
+
+def _rounds(stage: Stage) -> Callable[[Any, Path | None], Coroutine[Any, Any, Any]]:
+    """The stage as a Batcher runs it: into a round's folder, or (None) its outputs."""
+
+    def work(assessor: Any, folder: Path | None) -> Coroutine[Any, Any, Any]:
+        return stage.work(assessor, Where(folder))
+
+    return work
 
 
 def _done(stage: Stage, result: Any) -> Any:
