@@ -37,6 +37,7 @@ from nuggetizer.flow.execute import Dry, Executor
 from nuggetizer.flow.graded_plan import KeySpec, PoolSpec, grade_then_build_plan, relevance_plan
 from nuggetizer.flow.plan import assign_plan, nuggetize_plan
 from nuggetizer.flow.scales import DEFAULT_SCALE
+from nuggetizer.flow.score_files import ScoreFiles, ScoreScope
 from nuggetizer.flow.sources import (
     attach_sub_narratives,
     check_fill,
@@ -243,9 +244,11 @@ def score_command(
     topics only)."""
     started = time.monotonic()
     chosen = configured(method, settings)
-    score_and_report(chosen, assessments, key, output, per_topic, lenient, started,
-                     diversity_qrels, topics, autojudge_leaderboard,
-                     chosen_topics(only_topics, only_topics_file), autojudge_format)
+    score_and_report(chosen, assessments,
+                     ScoreScope(key, topics, chosen_topics(only_topics, only_topics_file),
+                                lenient),
+                     ScoreFiles(output, per_topic, autojudge_leaderboard, autojudge_format,
+                                diversity_qrels), started)
 
 
 @click.command("relevance")

@@ -26,6 +26,7 @@ from nuggetizer.errors import ConfigError
 from nuggetizer.flow.execute import Batched, Dry
 from nuggetizer.flow.progress import Summary, token_text
 from nuggetizer.flow.provenance import write_sidecar
+from nuggetizer.flow.score_files import ScoreFiles, ScoreScope
 from nuggetizer.flow.scoring import combine_tables
 from nuggetizer.flow.tables import format_leaderboard, write_tables
 from nuggetizer.flow.track_plan import track_method, track_plan
@@ -71,10 +72,11 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
     for plan in plans:
         if several:
             click.echo(f"== {plan.method.name} ==")
+        scope = ScoreScope(plan.key, config.topics if plan.key is None else None, only,
+                           config.lenient)
         tables.append(score_and_report(
-            plan.method, [plan.judged], plan.key, plan.base / "leaderboard.tsv",
-            plan.base / "per_topic.tsv", config.lenient, started,
-            topics=config.topics if plan.key is None else None, only=only))
+            plan.method, [plan.judged], scope,
+            ScoreFiles(plan.base / "leaderboard.tsv", plan.base / "per_topic.tsv"), started))
     table = tables[0]
     if several:
         table = combine_tables(tables)
