@@ -15,7 +15,13 @@ from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.dryrun import Ledger
 from nuggetizer.flow.plan import NUGGETIZE_NOTE, NothingToCount, Plan, Stage, Where, extra_key_calls
-from nuggetizer.flow.relevance import Graded, build_pool, grade_pool
+from nuggetizer.flow.relevance import (
+    Graded,
+    assess_relevance,
+    build_pool,
+    judgments_path_for,
+    pool_texts,
+)
 from nuggetizer.flow.scales import DEFAULT_GRADING, Grading
 from nuggetizer.flow.sources import (
     attach_sub_narratives,
@@ -88,6 +94,22 @@ class _Pooled:
     graded: Graded | None = None
     inputs: list[KeyInput] = field(default_factory=list)
 
+    async def grade(self, assessor: Any, out: Path, judgments: Path | None) -> Graded:
+        """The whole relevance step: read the pooled texts, grade them, write the qrels
+        `out`, the judgments (default `OUT.judgments.jsonl`) and the summary's skipped
+        count."""
+        spec, pool = self.spec, self.pool
+        spec.grading.check([q for q, docs in pool.docids.items() if docs], "the topics graded")
+        texts = pool_texts(pool, spec.corpus, self.kept, spec.allow_missing)
+        judged = judgments or judgments_path_for(out)
+        done = await assess_relevance(self.topic_map, pool, texts, assessor, out, judged,
+                                      self.kept, spec.reasks, spec.grading)
+        if pool.outside:
+            done.summary.skipped = sum(pool.outside.values())
+            done.summary.skipped_why = f"passages of {len(pool.outside)} topics not in --topics"
+        self.graded = Graded(pool, done, out, judged, spec.grading)
+        return self.graded
+
 
 def _read(spec: PoolSpec) -> _Pooled:
     """The (topic, passage) pairs to grade, and the qrels of `fill`, kept as they are."""
@@ -103,10 +125,8 @@ def _grade_stage(pooled: _Pooled, qrels: Path, judgments: Path | None, announce:
     spec, pool = pooled.spec, pooled.pool
 
     async def work(assessor: Any, where: Where) -> Graded:
-        graded = await grade_pool(pooled.topic_map, pool, spec.corpus, assessor,
-                                  where.path(qrels), judgments if where.final else None,
-                                  pooled.kept, spec.reasks, spec.allow_missing, spec.grading)
-        pooled.graded = graded
+        graded = await pooled.grade(assessor, where.path(qrels),
+                                    judgments if where.final else None)
         if where.final:
             report_graded(graded, qrels, spec.inputs())
             if announce:
