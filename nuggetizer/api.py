@@ -10,6 +10,12 @@ and score engine as the `nuggetizer` command, without a shell.
     scores = api.score(nuggets, "judged/", keys)
     scores.leaderboard()                                 # [{"run_id": ..., "V_strict": ...}]
 
+`build_keys` and `judge` build a plan of the step (flow/plan.py) and run it live; build one
+yourself to run it dry (count and price the calls, make none) or batched:
+
+    plan = api.assign_plan(nuggets, keys, api.targets(nuggets, ["run-a.jsonl"]), "judged/")
+    api.run(plan, judge, mode="dry")                     # then mode="live"
+
 The steps are those of `flow/` (flow/steps.py): they journal every finished unit (a second
 call resumes), stamp provenance on every record and go through the assessor's cache. They
 run on an event loop of their own in a background thread, so that they work the same in a
@@ -30,8 +36,9 @@ from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow import steps
+from nuggetizer.flow.execute import Mode, executor
 from nuggetizer.flow.inputs import answer_targets, cite_targets, context_targets, key_inputs
+from nuggetizer.flow.plan import Plan, assign_plan, nuggetize_plan
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.scoring import ScoreTable, read_judged, score_judged
 from nuggetizer.flow.tables import leaderboard_tsv, per_topic_tsv
@@ -47,8 +54,9 @@ PathLike = str | Path
 T = TypeVar("T")
 
 __all__ = [
-    "Scores", "assessor", "build_keys", "close", "judge", "load_judgments", "load_keys",
-    "load_qrels", "load_runs", "load_topics", "method", "methods", "score", "targets",
+    "Plan", "Scores", "assessor", "assign_plan", "build_keys", "close", "judge",
+    "load_judgments", "load_keys", "load_qrels", "load_runs", "load_topics", "method",
+    "methods", "nuggetize_plan", "run", "score", "targets",
 ]
 
 
@@ -164,8 +172,8 @@ def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
         docs_runs=[read_trec_run(p) for p in docs_runs], depth=depth,
         min_grade=int(grade) if grade is not None else min_grade,
         skip_without_documents=method.skip_without_documents)
-    return _LOOP.run(steps.build_keys(method, inputs, assessor, Path(out), skipped=skipped),
-                     assessor)
+    summary: Summary = run(nuggetize_plan(method, inputs, Path(out), skipped), assessor)[0]
+    return summary
 
 
 def targets(method: AnswerKeyMethod,
@@ -209,8 +217,20 @@ def judge(method: AnswerKeyMethod, keys: Mapping[str, Any] | PathLike | None,
                    allow_missing=allow_missing)
     if not made:
         raise ConfigError("nothing to judge: give runs (answers) or retrieval_runs")
-    work = steps.judge_targets(method, keys, made, assessor, Path(out))
-    return _LOOP.run(work, assessor)
+    summary: Summary = run(assign_plan(method, keys, made, Path(out)), assessor)[0]
+    return summary
+
+
+def run(plan: Plan, assessor: Assessor, mode: Mode = "live", **options: Any) -> list[Any]:
+    """Run a plan of a step (`nuggetize_plan`, `assign_plan`: flow/plan.py) with the assessor:
+    `live`, `dry` (every prompt rendered and counted, priced at the assessor's prices, said on
+    stderr; nothing called or written) or `batch` (rounds through the Batch API; `folder=`
+    holds its state). What each stage returned (a Summary; None where a dry run had nothing
+    to count). `options`: the dry run's (tokenizer, completion_ratio) and the batch's
+    (batch_poll, batch_write_only)."""
+    folder = options.pop("folder", None)
+    runner = executor(mode, assessor, Path(folder) if folder else None, options)
+    return _LOOP.run(runner.run(plan), assessor)
 
 
 # --- scores ----------------------------------------------------------------------------------

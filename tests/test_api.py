@@ -142,3 +142,46 @@ def test_retrieval_contexts_as_the_command_judges_them(tmp_path: Path) -> None:
     assert scores.measures == ("UDCG",) and len(scores.leaderboard()) == 1
     with pytest.raises(ConfigError, match="retrieval runs need corpus="):
         nuggetizer.api.targets(udcg, retrieval_runs=[run])
+
+
+def test_a_plan_run_dry_then_live(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan built in Python runs dry (counts the calls, makes none, writes nothing), then
+    live: the calls the dry run counted are the calls the live run makes."""
+    from nuggetizer import api
+
+    method = api.method("nuggets")
+    judge = api.assessor("mock", cache=tmp_path / "cache.sqlite")
+    api.build_keys(method, api.load_topics(REPO / "tracks" / "sample" / "topics.tsv"), judge,
+                   tmp_path / "key.jsonl", qrels=REPO / "qrels" / "sample.qrels",
+                   corpus=REPO / "tracks" / "sample" / "corpus.jsonl")
+    keys = api.load_keys(method, tmp_path / "key.jsonl")
+    made = judge.stats.calls
+    runs = sorted((REPO / "runs" / "sample").glob("*.jsonl"))
+    plan = api.assign_plan(method, keys, api.targets(method, runs), str(tmp_path / "judged"))
+    capsys.readouterr()
+    assert len(api.run(plan, judge, mode="dry")) == 1
+    said = capsys.readouterr().err
+    counted = int(re.search(r"(\d+) calls? to make", said).group(1))
+    assert counted > 0 and not (tmp_path / "judged").exists()
+    assert judge.stats.calls == made  # the dry run called nothing
+    summary = api.run(plan, judge)[0]
+    assert summary.done == 11 and judge.stats.calls - made == counted
+    api.run(plan, judge, mode="dry")  # every call now in the cache
+    assert re.search(r"\b0 calls to make", capsys.readouterr().err)
+
+
+def test_the_readme_plan_example_runs(tmp_path: Path) -> None:
+    """The README's plan example, as written, in a copy of its working folder."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### One plan, three ways to run it (Python)", 1)[1].split("\n### ")[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    for folder in ("tracks/sample", "qrels", "runs/sample"):
+        (tmp_path / folder).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(REPO / folder, tmp_path / folder)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "dry run assign --method nuggets:" in result.stderr
+    assert result.stdout.strip() == "11 answers judged"
+    assert sorted(p.name for p in (tmp_path / "out/plan/judged").glob("*.jsonl")) == \
+        ["sample-good.jsonl", "sample-middling.jsonl", "sample-poor.jsonl"]

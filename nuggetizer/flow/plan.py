@@ -123,15 +123,15 @@ def assign_stage(method: AnswerKeyMethod, keys: Callable[[], Mapping[str, Any] |
                  note=lambda ledgers: ASSIGN_NOTE)
 
 
-def nuggetize_plan(method: AnswerKeyMethod, inputs: Sequence[KeyInput], output: Path,
+def nuggetize_plan(method: AnswerKeyMethod, inputs: Sequence[KeyInput], output: Path | str,
                    skipped: int = 0) -> Plan:
     """The keys of every topic of `inputs`, built into `output` (JSONL); `skipped` topics
     had no passage to build from (counted in the summary)."""
-    return Plan([key_stage(method, inputs, output, skipped=skipped)])
+    return Plan([key_stage(method, inputs, Path(output), skipped=skipped)])
 
 
 def assign_plan(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
-                targets: Mapping[str, Mapping[str, Target]], output: Path) -> Plan:
+                targets: Mapping[str, Mapping[str, Target]], output: Path | str) -> Plan:
     """Every target judged against its topic's key (`keys` None: a method that judges
     without one), one judgment file per run in the folder `output`."""
-    return Plan([assign_stage(method, lambda: keys, targets, output)])
+    return Plan([assign_stage(method, lambda: keys, targets, Path(output))])
