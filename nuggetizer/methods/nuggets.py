@@ -37,6 +37,7 @@ from nuggetizer.measures.nuggets import (
     label_scores,
     nugget_scores,
     text_length,
+    unjudged_measures,
 )
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
 from nuggetizer.methods.base import (
@@ -308,6 +309,7 @@ class NuggetsMethod(AnswerKeyMethod):
               ) -> dict[str, float]:
         if isinstance(judgment, LabelRow):
             scores = label_scores(judgment.importance, judgment.assignment)
+            scores.update(unjudged_measures(judgment.importance, judgment.assignment))
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
             # are the key's
             mapped = [n.mapped_sub_narrative for n in key.nuggets] if key is not None \
@@ -316,6 +318,8 @@ class NuggetsMethod(AnswerKeyMethod):
                 mapped, judgment.importance, judgment.assignment)
         else:
             scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
+            scores.update(unjudged_measures([n.importance for n in judgment.nuggets],
+                                            [n.assignment for n in judgment.nuggets]))
             labelled = ((n.mapped_sub_narrative, n.importance, n.assignment)
                         for n in judgment.nuggets)
         length = judgment.length
