@@ -21,7 +21,7 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
-from nuggetizer.formats.keys import check_items
+from nuggetizer.formats.method_records import CruxKey
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.measures import crux as mc
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
@@ -123,7 +123,7 @@ class CruxMethod(AnswerKeyMethod):
     key_reads = frozenset({"qrels", "corpus"})
     key_file = "crux_key.jsonl"
     needs_pool = True
-    key_fields = {"questions": list, "ratings": dict}
+    key_model = CruxKey
 
     def check_inputs(self, topics: Mapping[str, Topic], topics_path: Path, has_qrels: bool
                      ) -> None:
@@ -131,20 +131,6 @@ class CruxMethod(AnswerKeyMethod):
             if not topic.reference:
                 raise InputError(topics_path, topic.line, f"topic {topic.id!r} has no "
                                  "'summary': CRUX writes its questions from the reference summary")
-
-    def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
-                   ) -> dict[str, Any]:
-        super().key_record(obj, path, line, lenient)
-        check_items(obj, "questions", "text", path, line)
-        n = len(obj["questions"])
-        for docid, row in obj["ratings"].items():
-            ok = isinstance(row, list) and len(row) == n and all(
-                r is None or (isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= 5)
-                for r in row)
-            if not ok:
-                raise InputError(path, line, f"ratings[{docid!r}] must list {n} ratings "
-                                 "(integers 0-5 or null)")
-        return obj
 
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
         cfg: CruxConfig = self.config

@@ -78,6 +78,12 @@ class Uncovered(nuggetizer.ReportPart):
         pyplot.close(fig)
 
 
+class ChecklistKey(nuggetizer.KeyIds):
+    """A key line: the topic's checklist points, checked when the key is read."""
+
+    items: list[str]
+
+
 @nuggetizer.register
 class ChecklistMethod(nuggetizer.AnswerKeyMethod):
     """A checklist per topic as the key; coverage as the measures."""
@@ -94,7 +100,7 @@ class ChecklistMethod(nuggetizer.AnswerKeyMethod):
     primary = "checked"
     targets = ("answer",)
     config_type = ChecklistConfig
-    key_fields = {"items": list}
+    key_model = ChecklistKey
     prompt_dir = Path(__file__).resolve().parent
     sheet_hint = "fill label with yes or no"
 
