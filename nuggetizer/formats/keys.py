@@ -1,7 +1,7 @@
 """Key, judgment and report files of the answer-key methods: strict, file:line errors.
 
 - keys and judgments: JSONL, one line per topic (keys) or per (run, topic) (judgments), with
-  the fields each method writes (checked by the method: methods/*.py) and a provenance block.
+  the fields each method writes (its pydantic records: methods/records.py) and a provenance block.
 - report runs: JSONL answers as plain text, `{"qid"/"topic_id", "response"/"answer"}`, such
   as the CRUX DUC reports; TREC RAG answer runs are read by formats/runs.py.
 - the UDCG reference sample: a JSON array of `{"example_id", "question", "passages": [{"doc_id",
@@ -19,28 +19,6 @@ from nuggetizer.formats.jsonl import field as get_field
 from nuggetizer.formats.jsonl import first_field, id_field, iter_jsonl, type_name
 
 ANSWER_KEYS = ("response", "answer")
-
-
-def check_fields(obj: dict[str, Any], fields: dict[str, type], path: Path, line: int) -> None:
-    """`qid` and `query` strings, and each of `fields` with its JSON type; InputError else."""
-    id_field(obj, ("qid",), path, line)
-    get_field(obj, "query", str, path, line)
-    for name, typ in fields.items():
-        get_field(obj, name, typ, path, line)
-
-
-def check_items(obj: dict[str, Any], name: str, inner: str, path: Path, line: int) -> None:
-    """Every item of list `name` is an object with a string `inner`; InputError else."""
-    for k, item in enumerate(obj[name]):
-        if not isinstance(item, dict) or not isinstance(item.get(inner), str):
-            raise InputError(path, line, f"{name}[{k}] must be an object with a string "
-                             f"{inner!r}, got {type_name(item)}")
-
-
-def check_ids(obj: dict[str, Any], path: Path, line: int) -> None:
-    """A judgment record's `run_id` and `qid`; InputError naming the line otherwise."""
-    id_field(obj, ("run_id",), path, line)
-    id_field(obj, ("qid",), path, line)
 
 
 def read_reports(path: str | Path, run_id: str | None = None) -> tuple[str, dict[str, str]]:

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
+
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import iter_jsonl
-from nuggetizer.formats.keys import check_fields, check_ids
+from nuggetizer.formats.records import JudgmentIds, KeyIds, validated
 from nuggetizer.methods.declare import Measure, check_choices, names, setting
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import Segment, Sentence, Topic
@@ -129,7 +131,8 @@ class AnswerKeyMethod(ABC):
     key_reads: ClassVar[frozenset[str]] = frozenset()  # optional
     key_file: ClassVar[str] = "key.jsonl"  # the key's file name inside an evaluate folder
     judgments_dir: ClassVar[str] = "judgments"  # the judgments' folder inside it
-    key_fields: ClassVar[dict[str, type]] = {}  # fields every key record must carry
+    key_model: ClassVar[type[BaseModel]] = KeyIds  # a key line's record (methods/records.py)
+    judgment_model: ClassVar[type[BaseModel]] = JudgmentIds  # a judgment line's record
     answered_only: ClassVar[frozenset[str]] = frozenset()  # means over answered topics only
     # measures a table lists only where some judgment gives them (e.g. per-sub-narrative
     # coverage, for keys that map nuggets to sub-narratives)
@@ -217,8 +220,8 @@ class AnswerKeyMethod(ABC):
     # --- records at the file edge ----------------------------------------------------------
 
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool) -> Any:
-        """One key line as the method uses it (checked: the fields it writes)."""
-        check_fields(obj, self.key_fields, path, line)
+        """One key line as the method uses it (checked against `key_model`)."""
+        validated(self.key_model, obj, path, line)
         return obj
 
     def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
@@ -239,8 +242,8 @@ class AnswerKeyMethod(ABC):
 
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> Any:
-        """One judgment line as the method scores it (checked: `run_id` and `qid`)."""
-        check_ids(obj, path, line)
+        """One judgment line as the method scores it (checked against `judgment_model`)."""
+        validated(self.judgment_model, obj, path, line)
         return obj
 
     def judgment_ids(self, judgment: Any) -> tuple[str, str]:

@@ -29,13 +29,14 @@ from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.jsonl import type_name
+from nuggetizer.formats.records import validated
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import battles as mb
 from nuggetizer.measures.battles import POSITION, two_orders
 from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import BattleJudgment
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, label_schema
 
@@ -206,26 +207,19 @@ class BattlesMethod(AnswerKeyMethod):
                         ) -> dict[str, Any]:
         """A battle line, checked: its ids, orders and verdicts; `result` recomputed from
         them (so a hand-edited verdict decides)."""
-        for name in ("qid", "run_a", "run_b"):
-            if not isinstance(obj.get(name), str | int) or obj.get(name) == "":
-                raise InputError(path, line, f"field {name!r} missing or not a string: a battle "
-                                 "names its topic and both runs")
+        validated(BattleJudgment, obj, path, line)
         obj["qid"], obj["run_a"], obj["run_b"] = map(str, (obj["qid"], obj["run_a"],
                                                            obj["run_b"]))
         if obj["run_a"] == obj["run_b"]:
             raise InputError(path, line, f"run {obj['run_a']!r} battles itself")
-        orders = obj.get("orders")
-        if not isinstance(orders, list) or not orders:
-            raise InputError(path, line, f"'orders' must be a non-empty list, got "
-                             f"{type_name(orders)}")
-        firsts = [o.get("first") if isinstance(o, dict) else None for o in orders]
-        if len(orders) > 2 or (len(orders) == 2 and set(firsts) != {obj["run_a"], obj["run_b"]}):
+        orders = obj["orders"]
+        firsts = [str(o["first"]) for o in orders]
+        if len(orders) == 2 and set(firsts) != {obj["run_a"], obj["run_b"]}:
             raise InputError(path, line, "'orders' holds one order, or two: one with each run "
                              "shown first")
         for k, order in enumerate(orders):
-            verdict = order.get("verdict") if isinstance(order, dict) else None
-            first = order.get("first") if isinstance(order, dict) else None
-            if first not in (obj["run_a"], obj["run_b"]):
+            verdict = order.get("verdict")
+            if firsts[k] not in (obj["run_a"], obj["run_b"]):
                 raise InputError(path, line, f"orders[{k}].first must be run_a or run_b")
             if verdict in VERDICTS or verdict == UNJUDGED:
                 continue

@@ -21,11 +21,11 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
-from nuggetizer.formats.keys import check_items
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.measures import crux as mc
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import setting
+from nuggetizer.methods.records import CruxKey
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_strings
 from nuggetizer.templates import load_prompt
@@ -123,7 +123,7 @@ class CruxMethod(AnswerKeyMethod):
     key_reads = frozenset({"qrels", "corpus"})
     key_file = "crux_key.jsonl"
     needs_pool = True
-    key_fields = {"questions": list, "ratings": dict}
+    key_model = CruxKey
 
     def check_inputs(self, topics: Mapping[str, Topic], topics_path: Path, has_qrels: bool
                      ) -> None:
@@ -135,15 +135,11 @@ class CruxMethod(AnswerKeyMethod):
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> dict[str, Any]:
         super().key_record(obj, path, line, lenient)
-        check_items(obj, "questions", "text", path, line)
         n = len(obj["questions"])
         for docid, row in obj["ratings"].items():
-            ok = isinstance(row, list) and len(row) == n and all(
-                r is None or (isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= 5)
-                for r in row)
-            if not ok:
+            if len(row) != n:
                 raise InputError(path, line, f"ratings[{docid!r}] must list {n} ratings "
-                                 "(integers 0-5 or null)")
+                                 f"(one per question), got {len(row)}")
         return obj
 
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:

@@ -16,15 +16,14 @@ import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
-from nuggetizer.formats.keys import check_items
 from nuggetizer.measures import kpr as mk
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import setting
+from nuggetizer.methods.records import KprJudgment, KprKey
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_list
 from nuggetizer.templates import load_prompt
@@ -166,13 +165,8 @@ class KprMethod(AnswerKeyMethod):
 
     key_reads = frozenset({"docs_runs", "qrels", "corpus"})
     key_file = "kpr_key.jsonl"
-    key_fields = {"key_points": list}
-
-    def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
-                   ) -> dict[str, Any]:
-        super().key_record(obj, path, line, lenient)
-        check_items(obj, "key_points", "text", path, line)
-        return obj
+    key_model = KprKey
+    judgment_model = KprJudgment
 
     async def _extract(self, assessor: Assessor, query: str, docid: str, text: str) -> Any:
         cfg: KprConfig = self.config

@@ -32,13 +32,13 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.jsonl import id_field, type_name
-from nuggetizer.formats.keys import check_ids
+from nuggetizer.formats.records import validated
 from nuggetizer.formats.rubric_sheets import read_rubric_sheets, rubric_sheets
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import RubricsJudgment, RubricsKey
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import json_label, label_schema, normalise_label
 
@@ -64,26 +64,6 @@ def parse_verdict(text: str, grading: str = "binary") -> str:
     """The label of an answer: `{"verdict": ...}`, else the first verdict word; ParseFailure."""
     menu = " or ".join(f'{{"verdict": "{v}"}}' for v in VERDICTS[grading])
     return json_label(text, "verdict", lambda t: grade_label(t, grading), _WORD, menu)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def check_criteria(obj: dict[str, Any], field: str, path: Path, line: int) -> list[Any]:
-    """The list `field` of criteria, each with a string criterion, a number weight and a
-    string axis; InputError naming the line otherwise."""
-    items = obj.get(field)
-    if not isinstance(items, list):
-        raise InputError(path, line, f"field {field!r} must be a list of criteria, got "
-                         f"{type_name(items)}")
-    for k, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("criterion"), str) \
-                or not _number(item.get("weight")) \
-                or not isinstance(item.get("axis", ""), str):
-            raise InputError(path, line, f"{field}[{k}] must be an object with a string "
-                             "'criterion', a number 'weight' and a string 'axis'")
-    return items
 
 
 @dataclass(frozen=True)
@@ -120,8 +100,7 @@ class RubricsMethod(AnswerKeyMethod):
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> dict[str, Any]:
         """A rubrics line: `qid` and its criteria (`query`/`prompt` kept when present)."""
-        id_field(obj, ("qid",), path, line)
-        check_criteria(obj, "rubrics", path, line)
+        validated(RubricsKey, obj, path, line)
         obj.setdefault("query", str(obj.get("prompt") or ""))
         return obj
 
@@ -164,8 +143,8 @@ class RubricsMethod(AnswerKeyMethod):
                         ) -> dict[str, Any]:
         """A judgment line, checked: its criteria and each one's label (an off-menu label is an
         error, or under `lenient` unjudged with the reason)."""
-        check_ids(obj, path, line)
-        for k, item in enumerate(check_criteria(obj, "criteria", path, line)):
+        validated(RubricsJudgment, obj, path, line)
+        for k, item in enumerate(obj["criteria"]):
             label = item.get("label")
             if label in mr.LABELS or label == UNJUDGED:
                 continue

@@ -35,13 +35,13 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
 from nuggetizer.flow.inputs import citation_problem, resolve
-from nuggetizer.formats.jsonl import type_name
-from nuggetizer.formats.keys import check_ids
+from nuggetizer.formats.records import validated
 from nuggetizer.formats.sheets import read_support_sheets, support_sheets
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
 from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import SupportJudgment
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import json_label, label_schema
 
@@ -156,21 +156,11 @@ class SupportMethod(AnswerKeyMethod):
                         ) -> dict[str, Any]:
         """A judgment line, checked: its sentences, their pairs and each pair's label (an
         off-menu label is an error, or under `lenient` unjudged with the reason)."""
-        check_ids(obj, path, line)
+        validated(SupportJudgment, obj, path, line)
         where = f"run {obj['run_id']!r} topic {obj['qid']!r}"
-        sentences = obj.get("sentences")
-        if not isinstance(sentences, list):
-            raise InputError(path, line, f"{where}: 'sentences' must be a list, got "
-                             f"{type_name(sentences)}")
-        for k, sentence in enumerate(sentences, 1):
-            if not isinstance(sentence, dict) or not isinstance(sentence.get("pairs"), list):
-                raise InputError(path, line, f"{where}: sentence {k} must be an object with a "
-                                 "list 'pairs'")
+        for k, sentence in enumerate(obj["sentences"], 1):
             for j, pair in enumerate(sentence["pairs"]):
-                label = pair.get("label") if isinstance(pair, dict) else None
-                if not isinstance(label, str):
-                    raise InputError(path, line, f"{where}: sentence {k} pairs[{j}] must be an "
-                                     "object with a string 'label'")
+                label = pair["label"]
                 if label in SUPPORT_LABELS or label == UNJUDGED:
                     continue
                 if not lenient:

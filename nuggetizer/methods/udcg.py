@@ -27,10 +27,11 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor, RefusedError, Request
 from nuggetizer.assessors.untrusted import line_safe
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.keys import check_items, read_udcg_dataset
+from nuggetizer.formats.keys import read_udcg_dataset
 from nuggetizer.measures import udcg as mu
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import UdcgJudgment, UdcgKey
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
@@ -136,18 +137,13 @@ class UdcgMethod(AnswerKeyMethod):
 
     key_reads = frozenset({"docs_runs", "qrels", "corpus"})
     key_file = "udcg_key.jsonl"
-    key_fields = {"passages": list}
+    key_model = UdcgKey
+    judgment_model = UdcgJudgment
 
     def check_inputs(self, topics: Mapping[str, Topic], topics_path: Path, has_qrels: bool
                      ) -> None:
         if not has_qrels and self.config.relevance == "qrels":
             raise ConfigError("UDCG relevance from qrels needs --qrels (or --set relevance=llm)")
-
-    def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
-                   ) -> dict[str, Any]:
-        super().key_record(obj, path, line, lenient)
-        check_items(obj, "passages", "doc_id", path, line)
-        return obj
 
     def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
         """A key file (JSONL), or the reference code's JSON array of examples (its sample's

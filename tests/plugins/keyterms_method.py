@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import StrictStr
+
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.formats.records import KeyIds
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 from nuggetizer.methods.declare import Measure, setting
 from nuggetizer.methods.registry import register
@@ -23,6 +26,12 @@ class KeytermsConfig:
     terms: int = setting(2, "key terms a topic's key holds at most")
 
 
+class KeytermsKey(KeyIds):
+    """A key line: the topic's key terms."""
+
+    terms: list[StrictStr]
+
+
 @register
 class KeytermsMethod(AnswerKeyMethod):
     """Key terms as the answer key; term recall as the measure."""
@@ -33,7 +42,7 @@ class KeytermsMethod(AnswerKeyMethod):
     primary = "TermRecall"
     targets = ("answer",)
     config_type = KeytermsConfig
-    key_fields = {"terms": list}
+    key_model = KeytermsKey
     prompt_dir = Path(__file__).resolve().parent
 
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
