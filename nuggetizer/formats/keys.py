@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import field as get_field
 from nuggetizer.formats.jsonl import first_field, id_field, iter_jsonl, type_name
 
 ANSWER_KEYS = ("response", "answer")
