@@ -109,9 +109,10 @@ def describe(error: ErrorDetails) -> str:
     if kind in _BOUNDS:
         key, words = _BOUNDS[kind]
         limit = (error.get("ctx") or {}).get(key)
-        unit = " items" if kind in ("too_short", "too_long") else ""
-        shown = f"{len(value)}{unit}" if unit and isinstance(value, list) else repr(value)
-        return f"{name} must be {words} {limit}{unit}, got {shown}"
+        if kind in ("too_short", "too_long"):
+            count = len(value) if isinstance(value, list | dict | str) else value
+            return f"{name} must hold {words} {limit} item(s), got {count}"
+        return f"{name} must be {words} {limit}, got {value!r}"
     if kind.startswith(("id_", "number_")):
         return f"{name} {error['msg']}" + ("" if kind == "id_empty" else f", {_got(value)}")
     return f"{name}: {error['msg']}, {_got(value)}"

@@ -31,6 +31,21 @@ class CruxKey(KeyIds):
     ratings: dict[str, list[Rating | None]]
 
 
+class CruxAnswerJudgment(JudgmentIds):
+    """A CRUX judgment of an answer: each question's rating and the answer's length."""
+
+    ratings: list[Rating | None]
+    tokens: StrictInt
+
+
+class CruxContextJudgment(JudgmentIds):
+    """A CRUX judgment of a context: its passages, each one's ratings and length."""
+
+    docids: list[StrictStr]
+    ratings: dict[str, list[Rating | None]]
+    tokens: dict[str, StrictInt]
+
+
 class KprKey(KeyIds):
     """A KPR key: its key points."""
 
