@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, PlainValidator, StrictStr, Validatio
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import excerpt, type_name
+from nuggetizer.formats.jsonl import type_name
 
 
 def _id(value: Any) -> str | int:
@@ -91,7 +91,11 @@ def dotted(loc: tuple[int | str, ...]) -> str:
 
 
 def _got(value: Any) -> str:
-    return f"got {type_name(value)} {excerpt(json.dumps(value, ensure_ascii=False), 40)}"
+    """`got string "x"`, `got integer 1`, `got null`: the value's JSON type and text."""
+    if value is None:
+        return "got null"
+    text = json.dumps(value, ensure_ascii=False)
+    return f"got {type_name(value)} {text if len(text) <= 40 else text[:39] + '…'}"
 
 
 def describe(error: ErrorDetails) -> str:
