@@ -21,10 +21,11 @@ overrides the per-call value, so a user's --max-tokens wins).
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nuggetizer.cache import cache_key
 from nuggetizer.errors import AssessorError
@@ -93,6 +94,14 @@ class CallsStopped(asyncio.CancelledError):
     unit ends as cancelled, without cancelling the calls still in flight beside it."""
 
 
+class Sender(Protocol):
+    """What answers a stand-in's calls in place of the backend (a dry run counts them,
+    flow/dryrun.py; a batch round records them, flow/batching.py): given the stand-in, whose
+    cache, keys and counters it uses."""
+
+    async def complete(self, assessor: Assessor, request: Request) -> Completion: ...
+
+
 class Assessor(Adaptations, RetryPolicy):
     """Owns, in this order: cache lookup -> classified retries -> concurrency limit -> backend."""
 
@@ -135,6 +144,16 @@ class Assessor(Adaptations, RetryPolicy):
         self.in_flight = 0  # calls sent whose answer has not come yet
         self.under_way = 0  # calls not answered by the cache and not yet settled (counted)
         self.stopping = False  # set by stop_new_calls: no call is sent any more
+        self.sender: Sender | None = None  # a stand-in's (see stand_in)
+
+    def stand_in(self, sender: Sender, stats: Stats | None = None) -> Assessor:
+        """A copy of this assessor whose calls `sender` answers: the same backend, cache,
+        model, settings and learned options (so the same cache keys and provenance), counting
+        into `stats` (default: counters of its own, this one's untouched)."""
+        twin = copy.copy(self)
+        twin.sender = sender
+        twin.stats = Stats() if stats is None else stats
+        return twin
 
     def stop_new_calls(self) -> None:
         """Send no new call (each raises CallsStopped); the calls in flight finish, so their
@@ -190,7 +209,10 @@ class Assessor(Adaptations, RetryPolicy):
         return replayed
 
     async def complete(self, request: Request) -> Completion:
-        """The completion of `request`: from the cache, else from the backend (then stored)."""
+        """The completion of `request`: from the cache, else from the backend (then stored);
+        a stand-in's, from its sender."""
+        if self.sender is not None:
+            return await self.sender.complete(self, request)
         key = self.cache_key(request) if self.cache is not None else None
         replayed = self.replay(key)
         if replayed is not None:
@@ -241,10 +263,10 @@ class Assessor(Adaptations, RetryPolicy):
         try:
             return await self.retried(attempt)
         except RefusedError as exc:
-            self._count_refusal(exc)
+            self.count_refusal(exc)
             raise
 
-    def _count_refusal(self, exc: RefusedError) -> None:
+    def count_refusal(self, exc: RefusedError) -> None:
         """Count a refusal and keep its reason; AssessorError when every request of the run so
         far has been refused (a misconfigured server, not bad items)."""
         stats = self.stats

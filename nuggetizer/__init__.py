@@ -6,7 +6,14 @@ The names below are the stable entry points; each is imported on first use, so t
 - `make_assessor(spec, cache=...)`: an LLM assessor (`local`, `openai:MODEL`, `vllm:MODEL`,
   `mock`), and `register_backend` for a kind of your own;
 - `make_method(name, settings)`, `method_names()`, and the `register` class decorator for a
-  method of your own (`nuggetizer.methods.base.AnswerKeyMethod`).
+  method of your own (`nuggetizer.methods.base.AnswerKeyMethod`);
+- for a method of your own: `AnswerKeyMethod`, `KeyInput`, `Target`, `Outcome` (the
+  interface), `Measure` and `setting` (its declarations), `ReportPart`, `ReportSection` and
+  `ReportFigure` (its part of the report), `KeyIds` and `JudgmentIds` (pydantic bases of
+  its key and judgment records: `key_model`, `judgment_model`);
+- the notebook API of `nuggetizer.api`: `load_topics`, `load_runs`, `load_qrels`,
+  `load_keys`, `load_judgments`, `method`, `assessor`, `build_keys`, `judge`, `score` (a
+  `Scores` table).
 """
 
 from __future__ import annotations
@@ -22,16 +29,45 @@ _LAZY = {
     "make_method": "nuggetizer.methods.registry",
     "method_names": "nuggetizer.methods.registry",
     "register": "nuggetizer.methods.registry",
+    **{name: "nuggetizer.methods.base" for name in (
+        "AnswerKeyMethod", "KeyInput", "Outcome", "Target")},
+    **{name: "nuggetizer.methods.declare" for name in ("Measure", "setting")},
+    **{name: "nuggetizer.formats.records" for name in ("JudgmentIds", "KeyIds")},
+    **{name: "nuggetizer.methods.report_part" for name in (
+        "ReportFigure", "ReportPart", "ReportSection")},
+    **{name: "nuggetizer.api" for name in (
+        "Scores", "assessor", "build_keys", "judge", "load_judgments", "load_keys", "load_qrels",
+        "load_runs", "load_topics", "method", "score")},
 }
 
 __all__ = [
-    "__version__", "make_assessor", "make_method", "method_names", "register",
-    "register_backend",
+    "AnswerKeyMethod", "JudgmentIds", "KeyIds", "KeyInput", "Measure", "Outcome",
+    "ReportFigure", "ReportPart", "ReportSection", "Target", "setting",
+    "Scores", "__version__", "assessor", "build_keys", "judge", "load_judgments", "load_keys",
+    "load_qrels", "load_runs", "load_topics", "make_assessor", "make_method", "method",
+    "method_names", "register", "register_backend", "score",
 ]
 
 if TYPE_CHECKING:
+    from nuggetizer.api import (
+        Scores,
+        assessor,
+        build_keys,
+        judge,
+        load_judgments,
+        load_keys,
+        load_qrels,
+        load_runs,
+        load_topics,
+        method,
+        score,
+    )
     from nuggetizer.assessors import make_assessor, register_backend
+    from nuggetizer.formats.records import JudgmentIds, KeyIds
+    from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
+    from nuggetizer.methods.declare import Measure, setting
     from nuggetizer.methods.registry import make_method, method_names, register
+    from nuggetizer.methods.report_part import ReportFigure, ReportPart, ReportSection
 
 
 def __getattr__(name: str) -> Any:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib.image
@@ -99,16 +101,35 @@ def test_report_renders_in_headless_chromium(assessed, tmp_path):
     assert background < 0.95
 
 
+FORKED = """
+import sys
+from pathlib import Path
+from nuggetizer.flow.scoring import score_files
+from nuggetizer.methods.registry import make_method
+from nuggetizer.organizer import figure_worker
+from nuggetizer.organizer.report_figures import draw_all, distributions_png, heatmap_png, length_png
+figure_worker.cpus = lambda: 2
+assert figure_worker.can_fork(), "this fresh process runs one thread and can fork"
+table = score_files(make_method("nuggets"), sorted(Path(sys.argv[1]).glob("*.jsonl")))
+ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
+out = Path(sys.argv[2])
+draw_all([(distributions_png, "V_strict", out / "distributions.png"),
+          (heatmap_png, "V_strict", out / "heatmap.png"),
+          (length_png, "V_strict", out / "length.png")], table, ranks)
+"""
+
+
 def test_figures_drawn_in_a_child_are_the_bytes_drawn_here(assessed, tmp_path, monkeypatch):
-    """The heat map drawn in a forked child (two CPUs or more) is byte for byte the one this
-    process draws; so are the figures drawn beside it."""
+    """The heat map drawn in a forked child (two CPUs or more; in a fresh process, which runs
+    no other thread) is byte for byte the one a single process draws; so are the figures
+    drawn beside it."""
+    done = subprocess.run([sys.executable, "-c", FORKED, str(assessed), str(tmp_path / "forked")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     table = score_files(make_method("nuggets"), sorted(assessed.glob("*.jsonl")))
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     jobs = [(distributions_png, "V_strict", "distributions.png"),
             (heatmap_png, "V_strict", "heatmap.png"), (length_png, "V_strict", "length.png")]
-    monkeypatch.setattr(figure_worker, "cpus", lambda: 2)
-    assert figure_worker.can_fork()  # one thread here, fork available
-    draw_all([(d, m, tmp_path / "forked" / n) for d, m, n in jobs], table, ranks)
     monkeypatch.setattr(figure_worker, "cpus", lambda: 1)
     draw_all([(d, m, tmp_path / "serial" / n) for d, m, n in jobs], table, ranks)
     for _, _, name in jobs:

@@ -119,13 +119,9 @@ def test_off_menu_verdicts_do_not_parse(text: str) -> None:
         parse_verdict(text)
 
 
-def test_off_menu_answers_are_unjudged_and_counted() -> None:
-    """A model that grades failure modes but rambles on the rest: those stay unjudged (raw
-    kept), and the score is over the judged criteria only."""
-    scripted.SCRIPTS["rubrics-half"] = scripted.by_prompt(
-        lambda prompt: '{"verdict": "Satisfied"}' if "Weight: -" in prompt else "Hmm.")
-    method = make_method("rubrics", {"reasks": 0})
-    assessor = make_assessor("scripted:rubrics-half", cache=None)
+def judged_by(method: Any, script: str) -> Any:
+    """The method's judgment of one answer on KEY by the scripted judge `script`."""
+    assessor = make_assessor(f"scripted:{script}", cache=None)
 
     async def go() -> Any:
         try:
@@ -133,7 +129,16 @@ def test_off_menu_answers_are_unjudged_and_counted() -> None:
         finally:
             await assessor.aclose()
 
-    outcome = asyncio.run(go())
+    return asyncio.run(go())
+
+
+def test_off_menu_answers_are_unjudged_and_counted() -> None:
+    """A model that grades failure modes but rambles on the rest: those stay unjudged (raw
+    kept), and the score is over the judged criteria only."""
+    scripted.SCRIPTS["rubrics-half"] = scripted.by_prompt(
+        lambda prompt: '{"verdict": "Satisfied"}' if "Weight: -" in prompt else "Hmm.")
+    method = make_method("rubrics", {"reasks": 0})
+    outcome = judged_by(method, "rubrics-half")
     labels = [c["label"] for c in outcome.record["criteria"]]
     assert labels == ["unjudged"] * 4 + ["satisfied"] * 2 and outcome.unjudged == 4
     assert all("raw" in c for c in outcome.record["criteria"][:4])
@@ -298,15 +303,7 @@ def test_ternary_assign_sends_the_three_level_menu(tmp_path: Path) -> None:
 
     scripted.SCRIPTS["rubrics-ternary"] = scripted.by_prompt(answer)
     method = make_method("rubrics", {"grading": "ternary"})
-    assessor = make_assessor("scripted:rubrics-ternary", cache=None)
-
-    async def go() -> Any:
-        try:
-            return await method.judge(assessor, KEY, Target(run_id="r", qid="t1", answer="a"))
-        finally:
-            await assessor.aclose()
-
-    outcome = asyncio.run(go())
+    outcome = judged_by(method, "rubrics-ternary")
     assert len(seen) == len(KEY["rubrics"]) and all("Partially Satisfied" in p for p in seen)
     assert {c["label"] for c in outcome.record["criteria"]} == {"partially_satisfied"}
     weights = [c["weight"] for c in KEY["rubrics"]]

@@ -8,7 +8,17 @@ import sys
 
 import click
 
-from nuggetizer.cli import autojudge, batch, battles, core, evaluate, methods, organizer, report
+from nuggetizer.cli import (
+    autojudge,
+    batch,
+    battles,
+    compare,
+    core,
+    evaluate,
+    methods,
+    organizer,
+    report,
+)
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
 from nuggetizer.methods.registry import load
@@ -21,7 +31,8 @@ def cli() -> None:
 
 
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
-                *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS, *battles.COMMANDS):
+                *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
+                *battles.COMMANDS):
     cli.add_command(command)
 
 

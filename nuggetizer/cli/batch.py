@@ -4,7 +4,7 @@ a batch output file (vLLM's run_batch, or OpenAI's) into the LLM cache."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,9 +14,10 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.cli.common import FILE, apply_options
 from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.flow.dryrun import dry_assessor
+from nuggetizer.flow.execute import Batched, Dry, Executor, Live
 
 T = TypeVar("T")
-Work = Callable[[Assessor, "Path | None"], Coroutine[Any, Any, T]]
 
 
 def batch_options(command: Callable[..., T]) -> Callable[..., T]:
@@ -56,18 +57,19 @@ def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> A
                    write_only=options["batch_write_only"])
 
 
-def batched(batcher: Any, assessor: Assessor, step: str, work: Work[T]
-            ) -> Coroutine[Any, Any, T]:
-    """`work` on the assessor, or batched by `batcher` when there is one."""
-    if batcher is None:
-        return work(assessor, None)
-    return batcher.run(step, work)
+def executor_from(options: dict[str, Any], assessor: Any, folder: Path) -> Executor:
+    """The executor the options select: dry (--dry-run, priced at the batch prices with
+    --batch-api), batched (--batch-api; its state under `folder`/.batches) or live."""
+    batcher = batcher_from(options, assessor, folder)
+    if options.get("dry_run"):
+        return Dry(dry_assessor(assessor, options), assessor.prices)
+    return Live(assessor) if batcher is None else Batched(batcher)
 
 
-def report(batcher: Any) -> None:
-    """What the batches did, after the step's summary."""
-    if batcher is not None:
-        click.echo(batcher.line(), err=True)
+def echo_lines(lines: list[str]) -> None:
+    """What the executor says after the step's summary (what the batches did)."""
+    for line in lines:
+        click.echo(line, err=True)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from nuggetizer.cli.batch import executor_from
 from nuggetizer.cli.common import (
     ANY,
     FILE,
@@ -21,15 +22,16 @@ from nuggetizer.cli.common import (
     run_with,
     topic_options,
 )
-from nuggetizer.cli.dry import dry_step, echo_report
-from nuggetizer.cli.steps import configured, make_targets, restrict_targets
+from nuggetizer.cli.steps import configured
 from nuggetizer.errors import ConfigError
 from nuggetizer.flow.battles import adaptive_plan, plan_battles
 from nuggetizer.flow.battles import judge_battles as judge
-from nuggetizer.flow.dryrun import dry_assessor
+from nuggetizer.flow.execute import Dry
 from nuggetizer.flow.inputs import answer_targets, cite_targets
+from nuggetizer.flow.plan import Plan, Stage, Where
 from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.scoring import read_judged
+from nuggetizer.flow.sources import make_targets, restrict_targets
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.writing import write_jsonl_atomic
@@ -94,31 +96,32 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     orders = 2 if chosen.config.both_orders else 1
     head = (f"{len(plan.pairs)} battles of {plan.all_pairs} possible ({plan.runs} runs, "
             f"{plan.topics} topics), {orders} order{'s' if orders > 1 else ''} each")
-    assessor = make_assessor_from(options)
-    if options["dry_run"]:
-        dry = dry_assessor(assessor, options)
-        ledger = dry_step(dry, lambda tmp: judge(chosen, plan, dry, tmp))
-        note = BATTLES_NOTE
-        if adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
-            ledger.estimated_calls += adaptive_rounds * len(plan.pairs) * orders
-            note += f"; {adaptive_rounds} adaptive rounds estimated at most as large as the first"
-        echo_report(f"battles ({head})", ledger, dry, assessor.prices, note)
-        return
-    click.echo(f"battles: {head}", err=True)
+    note = BATTLES_NOTE
+    if adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
+        note += f"; {adaptive_rounds} adaptive rounds estimated at most as large as the first"
 
-    async def rounds() -> list[Summary]:
-        done = [await judge(chosen, plan, assessor, output)]
-        for _ in range(adaptive_rounds):
-            judged = [j.record for j in read_judged(chosen, [output])]
+    async def rounds(assessor: Any, where: Where) -> list[Summary]:
+        folder = where.path(output)
+        done = [await judge(chosen, plan, assessor, folder)]
+        for _ in range(0 if where.dry else adaptive_rounds):
+            judged = [j.record for j in read_judged(chosen, [folder])]
             more = adaptive_plan(chosen, plan, targets, judged, per_topic, budget, seed)
             if not more.pairs:
                 break
             click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles "
                        "between runs whose intervals overlap", err=True)
-            done.append(await judge(chosen, more, assessor, output))
+            done.append(await judge(chosen, more, assessor, folder))
         return done
 
-    summaries = run_with(assessor, rounds())
+    stage = Stage("battles", rounds, title=lambda: f"battles ({head})", note=lambda _: note,
+                  estimate=lambda: adaptive_rounds * len(plan.pairs) * orders)
+    assessor = make_assessor_from(options)
+    runner = executor_from(options, assessor, output)
+    if not isinstance(runner, Dry):
+        click.echo(f"battles: {head}", err=True)
+    summaries = run_with(assessor, runner.run(Plan([stage])))[0]
+    if isinstance(runner, Dry):
+        return
     click.echo(summaries[-1].line(assessor.stats) + f"; {len(summaries)} round(s), battles in "
                f"{output}", err=True)
     embedded_note(assessor)

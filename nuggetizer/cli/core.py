@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from nuggetizer.assessors.base import DEFAULT_REASKS
-from nuggetizer.cli.batch import batch_options, batched, batcher_from, report
+from nuggetizer.cli.batch import batch_options, echo_lines, executor_from
 from nuggetizer.cli.common import (
     ANY,
     FILE,
@@ -26,43 +26,30 @@ from nuggetizer.cli.common import (
     run_with,
     topic_options,
 )
-from nuggetizer.cli.dry import (
-    ASSIGN_NOTE,
-    NUGGETIZE_NOTE,
-    dry_grade_then_build,
-    dry_step,
-    echo_report,
-)
 from nuggetizer.cli.flags import FlagsCommand
 from nuggetizer.cli.grading import (
-    attach_sub_narratives,
-    check_fill,
-    make_grading,
-    mapping_estimate,
     qrels_grading,
     relevant_default,
     scale_options,
 )
-from nuggetizer.cli.steps import (
+from nuggetizer.cli.steps import configured, score_and_report, setting_names
+from nuggetizer.errors import ConfigError
+from nuggetizer.flow.execute import Dry, Executor
+from nuggetizer.flow.graded_plan import KeySpec, PoolSpec, grade_then_build_plan, relevance_plan
+from nuggetizer.flow.plan import assign_plan, nuggetize_plan
+from nuggetizer.flow.scales import DEFAULT_SCALE
+from nuggetizer.flow.score_files import ScoreFiles, ScoreScope
+from nuggetizer.flow.sources import (
+    attach_sub_narratives,
+    check_fill,
     check_key,
-    configured,
-    grade_then_build,
     graded_paths,
     key_inputs_for,
+    make_grading,
     make_targets,
-    read_pool,
-    report_graded,
     restrict_inputs,
     restrict_targets,
-    restrict_topic_map,
-    score_and_report,
-    setting_names,
 )
-from nuggetizer.errors import ConfigError
-from nuggetizer.flow.dryrun import dry_assessor, importance_estimate
-from nuggetizer.flow.relevance import grade_pool
-from nuggetizer.flow.scales import DEFAULT_SCALE
-from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
 from nuggetizer.formats.topics import read_topics
 
@@ -133,20 +120,17 @@ def nuggetize_command(
         if docs_runs:
             raise ConfigError("--grade-pool pools the --run files: --docs-run does not apply")
         qrels_out, judgments = graded_paths(output, graded_qrels)
+        plan = grade_then_build_plan(
+            PoolSpec(topics, corpus, run_paths, cited_only=cited_only, fill=qrels,
+                     reasks=reasks, grading=grading, only=only),
+            KeySpec(chosen, min_grade), qrels_out, output)
         assessor = make_assessor_from(options)
-        if options["dry_run"]:
-            dry_grade_then_build(chosen, dry_assessor(assessor, options), assessor.prices,
-                                 topics=topics, run_paths=run_paths, cited_only=cited_only,
-                                 corpus=corpus, fill=qrels, reasks=reasks, min_grade=min_grade,
-                                 only=only, grading=grading)
-            return
-        _, built = run_with(assessor, grade_then_build(
-            chosen, assessor, topics=topics, run_paths=run_paths, cited_only=cited_only,
-            corpus=corpus, fill=qrels, graded_qrels=qrels_out, key=output, reasks=reasks,
-            min_grade=min_grade, only=only, grading=grading))
-        click.echo(built.line(assessor.stats) + f"; graded qrels in {qrels_out} (judgments "
-                   f"in {judgments}), keys in {output}", err=True)
-        embedded_note(assessor)
+        runner = executor_from(options, assessor, output.parent)
+        built = run_with(assessor, runner.run(plan))[-1]
+        if not isinstance(runner, Dry):
+            click.echo(built.line(assessor.stats) + f"; graded qrels in {qrels_out} (judgments "
+                       f"in {judgments}), keys in {output}", err=True)
+            embedded_note(assessor)
         return
     inputs, skipped = key_inputs_for(chosen, topics=topics, qrels=qrels, corpus=corpus,
                                      docs_runs=docs_runs, depth=depth, min_grade=min_grade)
@@ -155,21 +139,10 @@ def nuggetize_command(
     if map_sub_narratives:
         attach_sub_narratives(chosen, inputs, grading)
     assessor = make_assessor_from(options)
-    batcher = batcher_from(options, assessor, output.parent)
-    if options["dry_run"]:
-        dry = dry_assessor(assessor, options)
-        ledger = dry_step(dry, lambda tmp: build_keys(chosen, inputs, dry, tmp / output.name,
-                                                      None, skipped))
-        ledger.estimated_calls += importance_estimate(chosen, len(inputs))
-        if map_sub_narratives:
-            ledger.estimated_calls += mapping_estimate(chosen, len(inputs))
-        echo_report(f"nuggetize --method {chosen.name} ({len(inputs)} topics)", ledger, dry,
-                    assessor.prices, NUGGETIZE_NOTE)
-        return
-    summary = run_with(assessor, batched(batcher, assessor, "nuggetize", lambda a, tmp: build_keys(
-        chosen, inputs, a, tmp / output.name if tmp else output, None, skipped)))
-    click.echo(summary.line(assessor.stats), err=True)
-    report(batcher)
+    runner = executor_from(options, assessor, output.parent)
+    plan = nuggetize_plan(chosen, inputs, output, skipped)
+    summary = run_with(assessor, runner.run(plan))[0]
+    finish(runner, summary, assessor)
 
 
 @click.command("assign", cls=FlagsCommand)  # + the methods' own flags (cli/flags.py)
@@ -215,17 +188,9 @@ def assign_command(
     targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))
     keys = chosen.read_keys(key, lenient) if key is not None else None
     assessor = make_assessor_from(options)
-    batcher = batcher_from(options, assessor, output)
-    if options["dry_run"]:
-        dry = dry_assessor(assessor, options)
-        ledger = dry_step(dry, lambda tmp: judge_targets(chosen, keys, targets, dry, tmp))
-        echo_report(f"assign --method {chosen.name}", ledger, dry, assessor.prices,
-                    ASSIGN_NOTE)
-        return
-    summary = run_with(assessor, batched(batcher, assessor, "assign", lambda a, tmp: judge_targets(
-        chosen, keys, targets, a, tmp or output)))
-    click.echo(summary.line(assessor.stats), err=True)
-    report(batcher)
+    runner = executor_from(options, assessor, output)
+    summary = run_with(assessor, runner.run(assign_plan(chosen, keys, targets, output)))[0]
+    finish(runner, summary, assessor)
 
 
 @click.command("score")
@@ -264,9 +229,11 @@ def score_command(
     topics only)."""
     started = time.monotonic()
     chosen = configured(method, settings)
-    score_and_report(chosen, assessments, key, output, per_topic, lenient, started,
-                     diversity_qrels, topics, autojudge_leaderboard,
-                     chosen_topics(only_topics, only_topics_file), autojudge_format)
+    score_and_report(chosen, assessments,
+                     ScoreScope(key, topics, chosen_topics(only_topics, only_topics_file),
+                                lenient),
+                     ScoreFiles(output, per_topic, autojudge_leaderboard, autojudge_format,
+                                diversity_qrels), started)
 
 
 @click.command("relevance")
@@ -310,30 +277,24 @@ def relevance_command(
         raise ConfigError("nothing to pool: give --run (answers) and/or --retrieval-run")
     if depth < 1:
         raise ConfigError(f"--depth must be at least 1, got {depth}")
-    only = chosen_topics(only_topics, only_topics_file)
+    spec = PoolSpec(topics, corpus, run_paths, retrieval_runs, depth, cited_only, fill, reasks,
+                    allow_missing, grading, chosen_topics(only_topics, only_topics_file))
+    plan = relevance_plan(spec, output, judgments)
     assessor = make_assessor_from(options)
-    batcher = batcher_from(options, assessor, output.parent)
-    if options["dry_run"]:
-        dry_grade_then_build(None, dry_assessor(assessor, options), assessor.prices,
-                             topics=topics, run_paths=run_paths, retrieval_runs=retrieval_runs,
-                             depth=depth, cited_only=cited_only, corpus=corpus, fill=fill,
-                             reasks=reasks, allow_missing=allow_missing, only=only,
-                             grading=grading)
-        return
-    topic_map = restrict_topic_map(read_topics(topics), only, str(topics))
-    pool, kept = read_pool(topic_map, run_paths, retrieval_runs, depth, cited_only, fill)
+    runner = executor_from(options, assessor, output.parent)
+    graded = run_with(assessor, runner.run(plan))[0]
+    if not isinstance(runner, Dry):
+        click.echo(graded.assessed.summary.line(assessor.stats) + f"; qrels in {output}, "
+                   f"judgments in {graded.judgments}", err=True)
+        echo_lines(runner.lines())
+        embedded_note(assessor)
 
-    def work(chosen: Any, tmp: Path | None) -> Any:
-        where = (tmp / output.name, tmp / "judgments.jsonl") if tmp else (output, judgments)
-        return grade_pool(topic_map, pool, corpus, chosen, where[0], where[1], kept, reasks,
-                          allow_missing, grading)
 
-    graded = run_with(assessor, batched(batcher, assessor, "relevance", work))
-    report_graded(graded, output, [topics, *run_paths, *retrieval_runs, *([fill] if fill else [])])
-    click.echo(graded.assessed.summary.line(assessor.stats) + f"; qrels in {output}, "
-               f"judgments in {graded.judgments}", err=True)
-    report(batcher)
-    embedded_note(assessor)
+def finish(runner: Executor, summary: Any, assessor: Any) -> None:
+    """After a live or batched step: its summary, then what the batches did."""
+    if not isinstance(runner, Dry):
+        click.echo(summary.line(assessor.stats), err=True)
+        echo_lines(runner.lines())
 
 
 COMMANDS = (nuggetize_command, assign_command, score_command,

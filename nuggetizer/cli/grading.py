@@ -3,26 +3,20 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from nuggetizer.errors import ConfigError
 from nuggetizer.flow.scales import (
     DEFAULT_GRADING,
     DEFAULT_SCALE,
     SCALES,
     Grading,
     common_scale,
-    get_scale,
 )
-from nuggetizer.formats.narratives import sub_narrative_source
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput
-from nuggetizer.methods.nuggets import NuggetsMethod
-from nuggetizer.track import Track
+from nuggetizer.flow.sources import track_grading as track_grading  # tests read it here
 
 FILE_IN = click.Path(dir_okay=False, path_type=Path)
 
@@ -46,54 +40,6 @@ def scale_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return function
 
 
-def make_grading(scale: str, narratives: Path | None, nuggets: Path | None) -> Grading:
-    """The grading the options ask for (its sub-narratives read and checked later, per
-    topic graded)."""
-    source = sub_narrative_source(narratives, nuggets)
-    if source is None:
-        return Grading(get_scale(scale))
-    return Grading(get_scale(scale), source[0], source[1])
-
-
-def attach_sub_narratives(method: AnswerKeyMethod, inputs: Sequence[KeyInput],
-                          grading: Grading) -> None:
-    """`nuggetize --map-sub-narratives`: each topic's sub-narratives (from --narratives or
-    --sub-narratives-from) go with its key input, and the method records where they came
-    from; a topic without any is an error naming the file."""
-    if not isinstance(method, NuggetsMethod):
-        raise ConfigError("--map-sub-narratives is an option of --method nuggets")
-    if grading.sub_narratives is None or grading.source is None:
-        raise ConfigError("--map-sub-narratives maps nuggets to the sub-narratives of "
-                          "--narratives FILE or --sub-narratives-from NUGGETS: give one")
-    lacking = [i.qid for i in inputs if not grading.sub_narratives.get(i.qid)]
-    if lacking:
-        raise ConfigError(f"{grading.source['path']}: no sub-narratives for {len(lacking)} "
-                          f"topics to nuggetize, e.g. {lacking[0]!r}")
-    for item in inputs:
-        item.sub_narratives = list(grading.sub_narratives[item.qid])
-    method.sub_narrative_source = dict(grading.source)
-
-
-def mapping_estimate(method: AnswerKeyMethod, topics: int) -> int:
-    """Calls a dry run adds for mapping nuggets to sub-narratives: one per importance batch's
-    worth of nuggets of each topic."""
-    if not isinstance(method, NuggetsMethod):
-        return 0
-    config = method.config
-    return topics * math.ceil(config.max_nuggets / max(1, config.label_batch))
-
-
-def check_fill(fill: Path | None, grading: Grading, output: Path) -> None:
-    """--fill qrels of another scale than the one graded: an error naming both files."""
-    if fill is not None:
-        common_scale([fill], grading.scale.name, f"{output} (--scale)")
-
-
-def grading_inputs(grading: Grading) -> Sequence[Path]:
-    """The sub-narratives file, among the inputs the sidecar records."""
-    return [Path(grading.source["path"])] if grading.source else []
-
-
 def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence[str]
                      ) -> int | None:
     """The grade keys are built from: --min-grade (or `--set min_grade=`) when given, else
@@ -102,14 +48,6 @@ def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence
                                     for s in settings):
         return min_grade
     return None if grading.scale.name == DEFAULT_SCALE else grading.scale.relevant
-
-
-def track_grading(track: Track) -> Grading:
-    """The grading of a track's [relevance] table."""
-    graded = track.relevance
-    if graded is None:
-        return DEFAULT_GRADING
-    return make_grading(graded.scale, graded.narratives, graded.sub_narratives_from)
 
 
 def qrels_grading(qrels: Path | None) -> Grading:

@@ -1,5 +1,5 @@
-"""The organizer's commands: validate, sheets for humans, agreement, significance (the
-report is in cli/report.py)."""
+"""The organizer's commands: validate, sheets for humans, qrels agreement, ir_datasets export
+(the report is in cli/report.py; agreement and significance of evaluations in cli/compare.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import click
 
 from nuggetizer.cli.common import ANY, FILE, LENGTH_LIMIT, LENIENT, TRACK_RULES, method_options
 from nuggetizer.cli.core import check_key, configured, make_targets
-from nuggetizer.errors import InputError
 from nuggetizer.flow.provenance import provenance, write_sidecar
 from nuggetizer.flow.scales import SCALES, common_scale
 from nuggetizer.flow.scoring import judgment_files, read_judged
@@ -30,10 +29,6 @@ from nuggetizer.organizer.validate import (
     summary_table,
     validate_run,
 )
-from nuggetizer.types import NuggetList
-
-MEASURE = click.option("--measure", default="V_strict", show_default=True,
-                       help="measure to compare (any leaderboard column)")
 
 
 @click.command("validate")
@@ -198,132 +193,6 @@ def import_sheets_command(sheets: tuple[Path, ...], key: Path | None, method: st
                f"{len(by_run)} runs to {output}", err=True)
 
 
-def _keys(nuggets: Path | None, lenient: bool) -> dict[str, NuggetList] | None:
-    return read_nuggets(nuggets, lenient=lenient) if nuggets else None
-
-
-@click.command("agreement")
-@click.argument("inputs", nargs=-1, required=True, type=ANY)
-@MEASURE
-@click.option("--measure-a", default=None,
-              help="the measure of A, to correlate two different measures (e.g. V_strict "
-                   "against support_recall) [default: --measure]")
-@click.option("--measure-b", default=None, help="the measure of B [default: --measure]")
-@click.option("--nuggets", type=ANY, default=None, help="answer key: topics scored (else seen)")
-@click.option("-o", "--output", type=FILE, default=None, help="TSV table")
-@click.option("--markdown", type=FILE, default=None, help="markdown table")
-@click.option("--plot", type=FILE, default=None, help="scatter plot PNG")
-@click.option("--top-k", type=int, default=10, show_default=True,
-              help="Kendall@k: tau over the top k runs of A")
-@click.option("--meta-output", type=FILE, default=None,
-              help="TSV of the run-level meta-evaluation (measure value)")
-@LENIENT
-def agreement_command(inputs: tuple[Path, ...], measure: str, measure_a: str | None,
-                      measure_b: str | None, nuggets: Path | None, output: Path | None,
-                      markdown: Path | None, plot: Path | None, top_k: int,
-                      meta_output: Path | None, lenient: bool) -> None:
-    """Kendall's tau (run level, all pairs, per-topic mean) and Spearman between A and B
-    (without B: between two measures of A, e.g. the per-topic TSV of a several-method
-    evaluate); at run level with A the reference, also tau_AP, tau_AP-b, Kendall@k and Pearson
-    (the TREC AutoJudge meta-evaluation). A and B: assessments, our TSVs, or AutoJudge
-    leaderboards. Of more evaluations (A B C ...): every pair, Krippendorff's alpha over all
-    of them, and with assessments their agreement on the labels (kappa, alpha)."""
-    from nuggetizer.organizer.agreement import compare, load_scores, scatter_png
-
-    if top_k < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--top-k")
-    if len(inputs) > 2:
-        _many_agreement(inputs, measure, (measure_a, measure_b, plot, meta_output),
-                        nuggets, output, markdown, top_k, lenient)
-        return
-    a, b = inputs[0], (inputs[1] if len(inputs) > 1 else None)
-    first, second = measure_a or measure, measure_b or measure
-    if b is None and first == second:
-        raise click.UsageError("give B, or two different measures of A (--measure-a, "
-                               "--measure-b)")
-    keys = _keys(nuggets, lenient)
-    sa = load_scores([a], first, keys=keys, lenient=lenient)
-    sb = load_scores([b or a], second, keys=keys, lenient=lenient)
-    label = first if first == second else f"{first} vs {second}"
-    result = compare(sa, sb, label, k=top_k)
-    if meta_output:
-        write_text_atomic(meta_output, result.meta_tsv())
-    if output:
-        write_text_atomic(output, result.tsv())
-    if markdown:
-        write_text_atomic(markdown, result.markdown())
-    if plot:
-        scatter_png(sa, sb, result, plot, (first, second))
-    click.echo(result.markdown(), nl=False)
-
-
-def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[object, ...],
-                    nuggets: Path | None, output: Path | None, markdown: Path | None,
-                    top_k: int, lenient: bool) -> None:
-    """`agreement` of three or more evaluations (organizer/many_agreement.py)."""
-    from nuggetizer.organizer.agreement import load_scores
-    from nuggetizer.organizer.many_agreement import (
-        LABEL_LABELS,
-        SCORE_LABELS,
-        is_assessments,
-        label_agreement,
-        score_agreement,
-    )
-
-    if any(option is not None for option in two_only):
-        raise click.UsageError("--measure-a, --measure-b, --plot and --meta-output compare two "
-                               "evaluations: give A and B only")
-    keys = _keys(nuggets, lenient)
-    scores = score_agreement([load_scores([p], measure, keys=keys, lenient=lenient)
-                              for p in inputs], measure, top_k)
-    texts = [f"On {measure}:\n\n" + scores.markdown(SCORE_LABELS)]
-    tables = [scores.tsv()]
-    if all(is_assessments(p) for p in inputs):
-        labels = label_agreement(inputs, lenient)
-        texts.append("On the assignment labels (not_support 0, partial_support 1, support 2):"
-                     "\n\n" + labels.markdown(LABEL_LABELS))
-        tables.append(labels.tsv("labels.", header=False))
-    if output:
-        write_text_atomic(output, "".join(tables))
-    if markdown:
-        write_text_atomic(markdown, "\n".join(texts))
-    click.echo("\n".join(texts), nl=False)
-
-
-@click.command("significance")
-@click.argument("inputs", nargs=-1, required=True, type=ANY)
-@MEASURE
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
-              show_default=True)
-@click.option("--trials", type=int, default=10000, show_default=True,
-              help="randomization trials (exact for <= 16 topics)")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--alpha", type=float, default=0.05, show_default=True)
-@click.option("--nuggets", type=ANY, default=None, help="answer key: topics scored (else seen)")
-@click.option("-o", "--output", type=FILE, default=None, help="TSV table")
-@click.option("--markdown", type=FILE, default=None, help="markdown table")
-@LENIENT
-def significance_command(inputs: tuple[Path, ...], measure: str, correction: str, trials: int,
-                         seed: int, alpha: float, nuggets: Path | None, output: Path | None,
-                         markdown: Path | None, lenient: bool) -> None:
-    """Paired t-test and randomization test between every pair of runs, corrected."""
-    from nuggetizer.organizer.agreement import load_scores
-    from nuggetizer.organizer.significance import pairwise, table_markdown, table_tsv
-
-    scores = load_scores(list(inputs), measure, keys=_keys(nuggets, lenient), lenient=lenient)
-    if scores.per_topic is None:
-        raise InputError(inputs[0], None, "a leaderboard has no per-topic values: give "
-                         "assessments or a per-topic TSV")
-    tests = pairwise(scores.per_topic, correction=correction, trials=trials, seed=seed)
-    topics = len(set.intersection(*(set(v) for v in scores.per_topic.values())))
-    md = table_markdown(tests, measure, topics, correction, alpha)
-    if output:
-        write_text_atomic(output, table_tsv(tests, alpha))
-    if markdown:
-        write_text_atomic(markdown, md)
-    click.echo(md, nl=False)
-
-
 @click.command("irds-export")
 @click.argument("dataset_id")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path))
@@ -387,6 +256,5 @@ def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path,
 
 
 COMMANDS = (validate_command, export_nuggets_command, import_nuggets_command,
-            export_sheets_command, import_sheets_command, agreement_command,
-            qrels_agreement_command,
-            significance_command, irds_export_command)
+            export_sheets_command, import_sheets_command, qrels_agreement_command,
+            irds_export_command)

@@ -9,22 +9,22 @@ from typing import TYPE_CHECKING
 
 import click
 
-from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines
+from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines, method_options
+from nuggetizer.cli.steps import configured
 from nuggetizer.errors import InputError
 from nuggetizer.flow.scoring import judgment_files, read_judged, score_files, score_judged
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard
-from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.tables import is_per_topic
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.measures.nuggets import MEASURES
-from nuggetizer.measures.subnarratives import SUB_NARRATIVE_MEASURES
+from nuggetizer.methods.base import AnswerKeyMethod
 from nuggetizer.methods.battles import is_battles
-from nuggetizer.methods.registry import make_method, method_names
+from nuggetizer.methods.declare import Measure
+from nuggetizer.methods.registry import make_method, method_class, method_names
+from nuggetizer.methods.report_part import ReportPart
 from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
 if TYPE_CHECKING:
     from nuggetizer.methods.base import Judged
-    from nuggetizer.organizer.report import Gaps
 
 
 def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
@@ -33,27 +33,43 @@ def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
     return wanted + (listed_lines(runs_file) if runs_file is not None else [])
 
 
-def gathered(judged: Iterable[Judged], gaps: Gaps) -> Iterator[Judged]:
-    """The judgments, each added to `gaps` once the score engine is done with it (checked
-    against the key), so that none is kept."""
+def gathered(judged: Iterable[Judged], part: ReportPart | None) -> Iterator[Judged]:
+    """The judgments, each of the runs shown added to the method's report `part` once the
+    score engine is done with it (checked against the key), so that none is kept."""
+    if part is None:
+        yield from judged
+        return
     last = None
     for item in judged:
-        if last is not None:
-            gaps.add(last.record)
+        if last is not None and (part.runs is None or last.run_id in part.runs):
+            part.add(last.record)
         yield item
         last = item
-    if last is not None:
-        gaps.add(last.record)
+    if last is not None and (part.runs is None or last.run_id in part.runs):
+        part.add(last.record)
+
+
+def measure_names(method: AnswerKeyMethod) -> str:
+    """The measures of a method, its diagnostic ones in brackets (for messages)."""
+    ranked = [m for m in method.measures if m not in method.diagnostic]
+    rest = [m for m in method.measures if m in method.diagnostic]
+    return ", ".join(ranked) + (f" (or {', '.join(rest)})" if rest else "")
+
+
+def declared_measures() -> list[Measure]:
+    """Every registered method's declared measures (the glossary of a per-topic TSV)."""
+    return [m for name in method_names() for m in method_class(name).declared]
 
 
 @click.command("report")
 @click.argument("assessments", nargs=-1, required=True, type=ANY)
-@click.option("--nuggets", type=ANY, default=None, help="answer key: topics scored (else seen)")
+@click.option("--nuggets", "--key", "nuggets", type=ANY, default=None,
+              help="answer key of --method: topics scored (else seen)")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="folder for index.html and its PNGs")
 @click.option("--measure", "measures", multiple=True,
-              help="measure drawn (repeatable) [default: V_strict; for a per-topic TSV, the "
-                   "primary measure of each method it holds]")
+              help="measure drawn (repeatable) [default: the primary measure of --method; "
+                   "for a per-topic TSV, that of each method it holds]")
 @click.option("--title", default="nuggetizer evaluation", show_default=True)
 @click.option("--topics", type=ANY, default=None,
               help="topics (TSV or JSONL) for the query texts [default: those the "
@@ -62,16 +78,18 @@ def gathered(judged: Iterable[Judged], gaps: Gaps) -> Iterator[Judged]:
               help="show only these runs (comma-separated run ids); ranks stay among all")
 @click.option("--runs-file", type=FILE, default=None,
               help="show only the runs listed in this file (one run id a line)")
+@method_options
 @LENIENT
 def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: Path,
                    measures: tuple[str, ...], title: str, topics: Path | None,
-                   runs: str | None, runs_file: Path | None, lenient: bool) -> None:
+                   runs: str | None, runs_file: Path | None, method: str,
+                   settings: tuple[str, ...], lenient: bool) -> None:
     """Write a static HTML report (how it was made: assessor, model, prompt hashes, dates,
-    tokens; leaderboard; topics with their query texts; distributions, heat map, length,
-    gaps) of nugget assessments, or of a per-topic TSV (every measure side by side: the
-    combined per_topic.tsv of a several-method evaluate)."""
+    tokens; leaderboard; the measures as the method declares them; topics with their query
+    texts; distributions, heat map, length; the method's own sections, e.g. the nuggets no
+    run supported) of the judgments of --method, or of a per-topic TSV (every measure side
+    by side: the combined per_topic.tsv of a several-method evaluate)."""
     from nuggetizer.organizer.report import (
-        Gaps,
         UnknownRuns,
         select_runs,
         table_from_per_topic,
@@ -94,7 +112,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
             raise InputError(first, 1, "not a per-topic TSV: expected the header run_id "
                              "topic_id measure value (or give assessment files or folders)")
         table = table_from_per_topic(first)
-        primaries = [make_method(n).primary for n in method_names()]
+        primaries = [method_class(n).primary for n in method_names()]
         chosen = list(measures) or [m for m in table.measures if m in primaries] or \
             [table.primary]
         unknown = [m for m in chosen if m not in table.measures]
@@ -102,33 +120,37 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
             raise click.BadParameter(f"{', '.join(unknown)} not in {first} (it has "
                                      f"{', '.join(table.measures)})", param_hint="--measure")
         add_table(sources, first)
-        items: list | Gaps = []
+        part: ReportPart | None = None
+        declared = declared_measures()
         files = [first]
         summary: str | None = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                                f"{len(table.measures)} measures: {', '.join(table.measures)}.")
     elif len(assessments) == 1 and is_battles(first):  # pairwise battles: their own figures
         from nuggetizer.organizer.battle_figures import FIGURES
 
-        table = score_files(make_method("battles"), [first], None, lenient)
-        chosen, items, files, extra = list(measures) or ["win_rate"], [], [first], FIGURES
+        battles = make_method("battles")
+        table = score_files(battles, [first], None, lenient)
+        chosen, part, files, extra = list(measures) or ["win_rate"], None, [first], FIGURES
+        declared = list(battles.declared)
         summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                    f"{sum(int(m['battles']) for m in table.means.values()) // 2} battles "
                    "with a result (blind, pairwise; README: Pairwise battles).")
     else:
-        chosen = list(measures) or ["V_strict"]
+        chosen_method = configured(method, settings)
+        chosen = list(measures) or [chosen_method.primary]
         for measure in chosen:
-            if measure not in (*MEASURES, *SUB_NARRATIVE_MEASURES):
-                raise click.BadParameter(f"{measure!r} is not one of {', '.join(MEASURES)} "
-                                         f"(or {', '.join(SUB_NARRATIVE_MEASURES)})",
-                                         param_hint="--measure")
+            if measure not in chosen_method.measures:
+                raise click.BadParameter(f"{measure!r} is not one of "
+                                         f"{measure_names(chosen_method)}", param_hint="--measure")
         files = judgment_files(list(assessments))
-        method = make_method("nuggets")
-        keys = read_nuggets(nuggets, lenient=lenient) if nuggets else None
-        items = Gaps(set(wanted) if wanted else None)
-        table = score_judged(method, gathered(read_judged(method, files, lenient, True), items),
+        keys = chosen_method.read_keys(nuggets, lenient) if nuggets else None
+        part = chosen_method.report_part(set(wanted) if wanted else None)
+        table = score_judged(chosen_method,
+                             gathered(read_judged(chosen_method, files, lenient, True), part),
                              keys, lenient)
+        declared = list(chosen_method.declared)
         summary = None
-        key = nuggets or beside_key(files)
+        key = nuggets or beside_key(files, chosen_method.key_file)
         if key is not None:
             add_jsonl(sources, key, queries=True)
             if nuggets is None:
@@ -139,9 +161,9 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         select_runs(table, wanted)  # checked before anything is written
     except UnknownRuns as exc:
         raise click.BadParameter(str(exc), param_hint="--runs") from None
-    path = write_report(table, items, output, measure=chosen[0] if len(chosen) == 1 else chosen,
+    path = write_report(table, part, output, measure=chosen[0] if len(chosen) == 1 else chosen,
                         title=title, inputs=files, summary=summary, sources=sources,
-                        runs=wanted or None, extra=extra)
+                        runs=wanted or None, declared=declared, extra=extra)
     click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
 
 

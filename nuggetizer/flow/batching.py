@@ -1,15 +1,16 @@
 """`--batch-api`: a step's uncached calls sent through the OpenAI Batch API, in rounds.
 
-A round runs the step into a throw-away folder on a BatchAssessor (the real one's model,
-settings and cache keys): calls the cache holds are replayed; each other call is recorded
-(its cache key and the exact body a live call sends) and refused, which leaves its item
-unjudged in the throw-away output. A call made after such a miss in the same task (the next
-window of nugget creation, importance after creation) depends on an answer still to come: it
-is refused without being recorded, so no request is sent that the real run would not make.
-The recorded calls go out as one batch; its answers are folded into the cache under the same
-keys; the next round finds them there and records the calls that depended on them. When a
-round records nothing (at most MAX_ROUNDS), the step runs for real into its outputs: every
-call is a cache hit.
+A round runs the step into a throw-away folder on a stand-in of the assessor
+(Assessor.stand_in: the real one's model, settings and cache keys, its calls answered by a
+BatchRound): calls the cache holds are replayed; each other call is recorded (its cache key
+and the exact body a live call sends) and refused, which leaves its item unjudged in the
+throw-away output. A call made after such a miss in the same task (the next window of nugget
+creation, importance after creation) depends on an answer still to come: it is refused
+without being recorded, so no request is sent that the real run would not make. The recorded
+calls go out as one batch; its answers are folded into the cache under the same keys; the
+next round finds them there and records the calls that depended on them. When a round
+records nothing (at most MAX_ROUNDS), the step runs for real into its outputs: every call is
+a cache hit.
 
 A batch whose lines the server refused for a parameter the backend can change (`max_tokens`
 or `temperature` on a reasoning model) teaches the backend, as a live call would: the next
@@ -40,7 +41,7 @@ from typing import Any, TypeVar
 
 import click
 
-from nuggetizer.assessors.base import Assessor, Stats
+from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.batch_api import (
     TERMINAL,
     BatchBackend,
@@ -76,33 +77,30 @@ class RequestsWritten(NuggetizerError):
     exit_code = 0
 
 
-class BatchAssessor(Assessor):
-    """The real assessor's stand-in in a batched step (see the module's doc). `collecting`:
-    record the calls the cache does not hold (its own counters); else (the real run, the
-    real counters): refuse them with the batch's reason, never send them."""
+class BatchRound:
+    """The sender of the real assessor's stand-in in a batched step (see the module's doc).
+    `collecting`: record the calls the cache does not hold; else (the real run): refuse them
+    with the batch's reason, never send them."""
 
-    def __init__(self, real: Assessor, backend: BatchBackend, failed: dict[str, str],
-                 collecting: bool, folded: dict[str, tuple[int, int, int]] | None = None
-                 ) -> None:
-        self.__dict__.update(real.__dict__)
+    def __init__(self, backend: BatchBackend, failed: dict[str, str], collecting: bool,
+                 folded: dict[str, tuple[int, int, int]] | None = None) -> None:
         self.batch_backend = backend  # real.backend, as the Batch API sees it
         self.failed = failed
         self.folded = folded if folded is not None else {}
         self.collecting = collecting
         self.pending: dict[str, dict[str, Any]] = {}
-        if collecting:
-            self.stats = Stats()
 
-    async def complete(self, request: Request) -> Completion:
-        key = self.cache_key(request)
-        replayed = self.replay(key)
+    async def complete(self, assessor: Assessor, request: Request) -> Completion:
+        key = assessor.cache_key(request)
+        replayed = assessor.replay(key)
         if replayed is not None:
             spent = None if self.collecting else self.folded.pop(key, None)
             if spent is not None:  # a batch's answer: paid for, at the batch price
-                self.stats.batch_calls += 1
-                self.stats.batch_prompt_tokens += spent[0]
-                self.stats.batch_completion_tokens += spent[1]
-                self.stats.batch_reasoning_tokens += spent[2]
+                stats = assessor.stats
+                stats.batch_calls += 1
+                stats.batch_prompt_tokens += spent[0]
+                stats.batch_completion_tokens += spent[1]
+                stats.batch_reasoning_tokens += spent[2]
             return replayed
         reason = self.failed.get(key)
         if self.collecting:
@@ -111,7 +109,7 @@ class BatchAssessor(Assessor):
                 _waiting.set(True)
             raise Collected("batch: waiting for the batch's answer")
         exc = RefusedError(f"batch: {reason or 'not answered by a batch'}")
-        self._count_refusal(exc)
+        assessor.count_refusal(exc)
         raise exc
 
 
@@ -175,10 +173,11 @@ class Batcher:
         """`work(assessor, folder)` (folder None: the real outputs) batched: rounds into
         throw-away folders until one records nothing, then the real run."""
         for _ in range(self.max_rounds):
-            collector = BatchAssessor(self.assessor, self.backend, self.failed, collecting=True)
+            collector = BatchRound(self.backend, self.failed, collecting=True)
             with tempfile.TemporaryDirectory(prefix="nuggetizer-batch-") as tmp:
                 _waiting.set(False)
-                await asyncio.create_task(work(collector, Path(tmp)))  # a context of its own
+                stand_in = self.assessor.stand_in(collector)  # counters of its own
+                await asyncio.create_task(work(stand_in, Path(tmp)))  # a context of its own
             if not collector.pending:
                 break
             self.rounds += 1
@@ -195,9 +194,8 @@ class Batcher:
         else:
             click.echo(f"batch {step}: still new calls after {self.max_rounds} rounds; the "
                        "rest are left unjudged", err=True)
-        final = BatchAssessor(self.assessor, self.backend, self.failed, collecting=False,
-                              folded=self.folded)
-        result = await work(final, None)
+        final = BatchRound(self.backend, self.failed, collecting=False, folded=self.folded)
+        result = await work(self.assessor.stand_in(final, self.assessor.stats), None)
         for state in self.folder.glob(f"{step}-*.json"):
             state.unlink()
         return result

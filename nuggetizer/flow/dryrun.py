@@ -1,10 +1,10 @@
 """`--dry-run`: render every prompt a step would send, count it, call nothing.
 
-A DryAssessor stands in for the step's assessor, with the same model and settings (so the same
-cache keys): a call the cache holds is replayed (free, counted apart); any other is counted
-(its prompt tokens by the chosen tokenizer, its completion estimated) and answered with a
-refusal, which leaves its item unjudged without re-asks and without touching the cache. The
-step writes into a temporary folder that is thrown away.
+A stand-in of the step's assessor (Assessor.stand_in: its calls answered by a DryCounter), with
+the same model and settings (so the same cache keys): a call the cache holds is replayed (free,
+counted apart); any other is counted (its prompt tokens by the chosen tokenizer, its completion
+estimated) and answered with a refusal, which leaves its item unjudged without re-asks and
+without touching the cache. The step writes into a temporary folder that is thrown away.
 
 What this can count:
   * assign (a key that exists): every call exactly (calls and prompts), as long as the real
@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from nuggetizer.assessors.base import Assessor, Stats
+from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.assessors.protocol import Completion, RefusedError, Request
 from nuggetizer.tokens import Tokenizer, make_tokenizer
@@ -69,29 +69,21 @@ class DryRefusal(RefusedError):
     """The dry run's answer to a call it counted."""
 
 
-class DryAssessor(Assessor):
-    """The assessor of a dry run (see the module's doc): built from the real one."""
+class DryCounter:
+    """A dry run's sender (see the module's doc): a call the cache holds is replayed (counted
+    in the stand-in's stats); any other is counted here and refused."""
 
-    def __init__(self, real: Assessor, tokenizer: Tokenizer,
-                 completion_ratio: float = DEFAULT_COMPLETION_RATIO,
-                 reasoning_tokens: int = 0) -> None:
-        self.__dict__.update(real.__dict__)
-        self.stats = Stats()  # its own: the replays it counts (the real assessor's untouched)
+    def __init__(self, tokenizer: Tokenizer, completion_ratio: float = DEFAULT_COMPLETION_RATIO,
+                 reasoning_tokens: int = 0, allowance: int = 0) -> None:
         self.tokenizer = tokenizer
         self.completion_ratio = completion_ratio
         self.reasoning_tokens = reasoning_tokens
-        self.allowance = int(self.options.get("reasoning_allowance") or 0)  # sent on top
+        self.allowance = allowance  # reasoning tokens sent on top of each request's budget
         self.ledger = Ledger()
 
-    def counted(self) -> Ledger:
-        """What it counted so far: the calls to make, and the cache's replays (its stats)."""
-        return dataclasses.replace(
-            self.ledger, cache_hits=self.stats.cache_hits,
-            cached_prompt_tokens=self.stats.cached_prompt_tokens,
-            cached_completion_tokens=self.stats.cached_completion_tokens)
-
-    async def complete(self, request: Request) -> Completion:
-        replayed = self.replay(self.cache_key(request) if self.cache is not None else None)
+    async def complete(self, assessor: Assessor, request: Request) -> Completion:
+        key = assessor.cache_key(request) if assessor.cache is not None else None
+        replayed = assessor.replay(key)
         if replayed is not None:
             return replayed
         prompt = self.tokenizer.count(request.messages)
@@ -196,32 +188,47 @@ def report_lines(step: str, ledger: Ledger, tokenizer: Tokenizer, prices: Prices
     return lines
 
 
-class DryEnsemble(Ensemble):
-    """The dry run of an ensemble: one DryAssessor per member, asked as the ensemble asks
-    them (every sample of every member for the calls voted on); what they counted, added."""
+@dataclass
+class DryRun:
+    """The assessor a dry run's steps call (a stand-in of the real one, or an ensemble of
+    stand-ins of its members, asked as the ensemble asks them), and what it counted."""
 
-    def __init__(self, real: Ensemble, tokenizer: Tokenizer, completion_ratio: float) -> None:
-        self.dry_members = [DryAssessor(m, tokenizer, completion_ratio, expected_reasoning(m))
-                            for m in real.members]
-        super().__init__(self.dry_members, samples=real.samples, aggregate=real.aggregate)
-        self.prices = real.prices
-        self.tokenizer = tokenizer
+    assessor: Any
+    tokenizer: Tokenizer
+    counters: list[tuple[Assessor, DryCounter]]
 
     def counted(self) -> Ledger:
+        """What it counted so far: the calls to make, and the cache's replays (the
+        stand-ins' stats; the real assessor's are untouched)."""
         total = Ledger()
-        for member in self.dry_members:
-            total = total.plus(member.counted())
+        for stand_in, counter in self.counters:
+            total = total.plus(dataclasses.replace(
+                counter.ledger, cache_hits=stand_in.stats.cache_hits,
+                cached_prompt_tokens=stand_in.stats.cached_prompt_tokens,
+                cached_completion_tokens=stand_in.stats.cached_completion_tokens))
         return total
 
 
-def dry_assessor(real: Any, options: dict[str, Any]) -> Any:
-    """The DryAssessor (a DryEnsemble for an ensemble) the command's dry-run options
+def _counted(real: Assessor, tokenizer: Tokenizer, ratio: float
+             ) -> tuple[Assessor, DryCounter]:
+    counter = DryCounter(tokenizer, ratio, expected_reasoning(real),
+                         int(real.options.get("reasoning_allowance") or 0))
+    return real.stand_in(counter), counter
+
+
+def dry_assessor(real: Any, options: dict[str, Any]) -> DryRun:
+    """The dry run of the real assessor (or ensemble) the command's dry-run options
     describe."""
     tokenizer = make_tokenizer(options.get("tokenizer") or "auto")
     ratio = options.get("completion_ratio") or DEFAULT_COMPLETION_RATIO
     if isinstance(real, Ensemble):
-        return DryEnsemble(real, tokenizer, ratio)
-    return DryAssessor(real, tokenizer, ratio, expected_reasoning(real))
+        counters = [_counted(m, tokenizer, ratio) for m in real.members]
+        ensemble = Ensemble([a for a, _ in counters], samples=real.samples,
+                            aggregate=real.aggregate)
+        ensemble.prices = real.prices
+        return DryRun(ensemble, tokenizer, counters)
+    stand_in, counter = _counted(real, tokenizer, ratio)
+    return DryRun(stand_in, tokenizer, [(stand_in, counter)])
 
 
 def expected_reasoning(real: Assessor) -> int:

@@ -233,24 +233,6 @@ def pool_texts(pool: Pool, corpus: Path | None, fill: Sequence[Qrel] = (),
     return texts
 
 
-async def grade_pool(
-    topics: Mapping[str, Topic], pool: Pool, corpus: Path | None, assessor: Assessor,
-    out: Path, judgments: Path | None = None, fill: Sequence[Qrel] = (),
-    reasks: int = DEFAULT_REASKS, allow_missing: bool = False, grading: Grading = DEFAULT_GRADING,
-) -> Graded:
-    """The whole relevance step: read the pooled texts, grade them, write the qrels `out`,
-    the judgments (default `OUT.judgments.jsonl`) and the summary's skipped count."""
-    grading.check([q for q, docs in pool.docids.items() if docs], "the topics graded")
-    texts = pool_texts(pool, corpus, fill, allow_missing)
-    judged = judgments or judgments_path_for(out)
-    done = await assess_relevance(topics, pool, texts, assessor, out, judged, fill, reasks,
-                                  grading)
-    if pool.outside:
-        done.summary.skipped = sum(pool.outside.values())
-        done.summary.skipped_why = f"passages of {len(pool.outside)} topics not in --topics"
-    return Graded(pool, done, out, judged, grading)
-
-
 def graded_lines(graded: Graded) -> list[str]:
     """What the step tells the organizer: the pool, the grades written, the unjudged pairs."""
     done, pool = graded.assessed, graded.pool

@@ -177,13 +177,13 @@ def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], 
 def _count_left_out(table: ScoreTable, left_out: Counter[str],
                     scored: Mapping[str, Mapping[str, Any]]) -> None:
     """Count, beside the judgments with nothing judged, the topics and runs that have no
-    score at all because of them."""
+    score at all because of them (added to what `_fill` counted)."""
     if not left_out:
         return
     scored_topics = {q for rows in scored.values() for q in rows}
     empty_topics = {q for qids in table.empty.values() for q in qids} - scored_topics
     runs = set(table.empty) - set(scored)
-    table.left_out = Counter(left_out)
+    table.left_out.update(left_out)
     if empty_topics:
         table.left_out["topics with nothing judged"] = len(empty_topics)
     if runs:
@@ -193,11 +193,14 @@ def _count_left_out(table: ScoreTable, left_out: Counter[str],
 def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
           answered: dict[str, dict[str, float]]) -> None:
     """One run's per-topic rows over the universe and its means (a topic the run answered
-    with nothing judged has no row and is left out of the means)."""
+    with nothing judged has no row and is left out of the means; a measure a judgment gives
+    as NaN, nothing having been judged for it, is left out of its row and of that measure's
+    mean, and counted in `left_out`)."""
     given = [m for m in method.declared if any(m.name in r for r in answered.values())]
     missing = {m.name: m.missing for m in given if m.missing is not None}
     rows: dict[str, dict[str, float]] = {}
     answered_rows: list[dict[str, float]] = []
+    unscored: dict[str, set[str]] = {}  # topic: its measures with nothing judged
     empty = set(table.empty.get(run_id, ())) - set(answered)
     for qid in table.topics:
         row = answered.get(qid)
@@ -205,10 +208,12 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
             continue
         if row is None:
             rows[qid] = dict(missing)
-        else:
-            rows[qid] = row
-            answered_rows.append(row)
-    count = len(rows) or 1
+            continue
+        if any(v != v for v in row.values()):  # NaN: nothing judged for that measure
+            unscored[qid] = {m for m, v in row.items() if v != v}
+            row = {m: v for m, v in row.items() if v == v}
+        rows[qid] = row
+        answered_rows.append(row)
     means: dict[str, float] = {}
     for measure in given:
         m, value = measure.name, measure.missing
@@ -216,7 +221,12 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
             values = [r[m] for r in answered_rows if m in r]
             means[m] = sum(values) / len(values) if values else 0.0
         else:
-            means[m] = sum(r.get(m, value) for r in rows.values()) / count
+            kept = [r for q, r in rows.items() if m not in unscored.get(q, ())]
+            if kept or not rows:  # else nothing was judged for it anywhere: no mean ("-")
+                means[m] = sum(r.get(m, value) for r in kept) / (len(kept) or 1)
+    for names in unscored.values():
+        for m in names:
+            table.left_out[f"{m} of topics with nothing judged for it"] += 1
     table.per_topic[run_id] = rows
     table.means[run_id] = means
     table.missing[run_id] = len(rows) - len(answered_rows)

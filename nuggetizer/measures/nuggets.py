@@ -3,13 +3,14 @@ nuggets."""
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
 from operator import eq
 
-from nuggetizer.labels import CREDIT, STRICT_CREDIT
+from nuggetizer.labels import CREDIT, STRICT_CREDIT, UNJUDGED
 from nuggetizer.methods.declare import Measure, names
 
 DECLARED: tuple[Measure, ...] = (
@@ -69,6 +70,27 @@ def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[s
         "W_strict": (vital_full + 0.5 * okay_full) / weight if weight else 0.0,
         "A_strict": full / n_all if n_all else 0.0,
     }
+
+
+def unjudged_measures(importance: Sequence[str], assignment: Sequence[str]
+                      ) -> dict[str, float]:
+    """NaN for the measures of one answer whose nuggets all stayed unjudged though the key has
+    some: V and V_strict when every vital nugget's assignment did, W and W_strict when every
+    vital and okay one's did. `label_scores` gives 0 there (as for a topic without such
+    nuggets); these take their place, and the score engine leaves them out of the means and
+    counts them: no score without a judgment."""
+    if UNJUDGED not in assignment:
+        return {}
+    vital = [a for i, a in zip(importance, assignment) if i == "vital"]
+    okay = [a for i, a in zip(importance, assignment) if i == "okay"]
+    found: dict[str, float] = {}
+    if vital and vital.count(UNJUDGED) == len(vital):
+        found.update(V=math.nan, V_strict=math.nan)
+        if okay.count(UNJUDGED) == len(okay):
+            found.update(W=math.nan, W_strict=math.nan)
+    elif not vital and okay and okay.count(UNJUDGED) == len(okay):
+        found.update(W=math.nan, W_strict=math.nan)
+    return found
 
 
 def word_count(sentence: str) -> int:

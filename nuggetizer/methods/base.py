@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,6 +29,7 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.records import JudgmentIds, KeyIds, validated
 from nuggetizer.methods.declare import Measure, check_choices, names, setting
+from nuggetizer.methods.report_part import ReportPart
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import Segment, Sentence, Topic
 
@@ -283,7 +284,7 @@ class AnswerKeyMethod(ABC):
             return str(judgment.get("target") or self.targets[0])
         return None
 
-    # --- sheets for manual assessment (formats/sheets.py) -----------------------------------
+    # --- sheets for manual assessment (e.g. methods/support_sheets.py) ---------------------
 
     sheet_hint: ClassVar[str] = ""  # what an assessor fills in, for the sheets' comment line
 
@@ -301,6 +302,15 @@ class AnswerKeyMethod(ABC):
         """Filled-in sheets (files, or folders of *.tsv) as judgment records to write, by run
         id; strict: every problem an InputError naming file and line."""
         raise ConfigError(f"method {self.name!r} has no sheets for manual assessment")
+
+    # --- the report (methods/report_part.py) ----------------------------------------------
+
+    def report_part(self, runs: Collection[str] | None) -> ReportPart | None:
+        """What the method adds to `nuggetizer report` beyond the generic page (leaderboard,
+        glossary of the declared measures, topics, distributions, heat maps): a ReportPart
+        that sees each judgment of `runs` (None: all) as it is scored and gives sections of
+        its own, with figures it draws (e.g. a battles method's win matrix). None: nothing."""
+        return None
 
     # --- the three steps --------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ labels, listwise assignment."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from nuggetizer.measures.nuggets import (
     label_scores,
     nugget_scores,
     text_length,
+    unjudged_measures,
 )
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
 from nuggetizer.methods.base import (
@@ -51,6 +52,7 @@ from nuggetizer.methods.base import (
 from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.labelling import Unparsed, chunks, label_batches
 from nuggetizer.methods.nuggets_mapping import map_sub_narratives
+from nuggetizer.methods.nuggets_report import Gaps
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import parse_strings, strings_schema
 from nuggetizer.templates import RENDERINGS, load_prompt
@@ -307,6 +309,7 @@ class NuggetsMethod(AnswerKeyMethod):
               ) -> dict[str, float]:
         if isinstance(judgment, LabelRow):
             scores = label_scores(judgment.importance, judgment.assignment)
+            scores.update(unjudged_measures(judgment.importance, judgment.assignment))
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
             # are the key's
             mapped = [n.mapped_sub_narrative for n in key.nuggets] if key is not None \
@@ -315,6 +318,8 @@ class NuggetsMethod(AnswerKeyMethod):
                 mapped, judgment.importance, judgment.assignment)
         else:
             scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
+            scores.update(unjudged_measures([n.importance for n in judgment.nuggets],
+                                            [n.assignment for n in judgment.nuggets]))
             labelled = ((n.mapped_sub_narrative, n.importance, n.assignment)
                         for n in judgment.nuggets)
         length = judgment.length
@@ -340,6 +345,10 @@ class NuggetsMethod(AnswerKeyMethod):
             if n.importance == UNJUDGED:
                 counts["importance"] += 1
         return counts
+
+    def report_part(self, runs: Collection[str] | None) -> Gaps:
+        """The report's list of the nuggets no run supported (methods/nuggets_report.py)."""
+        return Gaps(runs)
 
     # --- sheets (formats/sheets.py) --------------------------------------------------------
 

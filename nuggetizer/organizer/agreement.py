@@ -29,8 +29,9 @@ from nuggetizer.flow.scoring import ScoreTable, score_files
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderboard
 from nuggetizer.formats.tables import is_per_topic, iter_per_topic, read_leaderboard
 from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
+from nuggetizer.methods.base import AnswerKeyMethod
 from nuggetizer.methods.battles import is_battles
-from nuggetizer.methods.registry import make_method
+from nuggetizer.methods.registry import DEFAULT_METHOD, make_method
 from nuggetizer.organizer.meta_evaluate import track_measures
 
 PerTopic = dict[str, dict[str, float]]  # run -> topic -> value
@@ -205,17 +206,18 @@ def _read_tsv(path: Path, measure: str) -> Scores:
 
 
 def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] | None = None,
-                lenient: bool = False) -> Scores:
-    """One side of a comparison: a TSV, or assessment files/folders scored with `score`
-    (against the nuggets `keys` when given)."""
+                lenient: bool = False, method: AnswerKeyMethod | None = None) -> Scores:
+    """One side of a comparison: a TSV, or judgment files/folders of `method` (default: the
+    registry's default method) scored with `score` (against its `keys` when given)."""
     if len(paths) == 1 and paths[0].is_file() and (
             paths[0].suffix.lower() in (".tsv", ".txt")
             or (".jsonl" not in paths[0].name.lower() and is_autojudge_leaderboard(paths[0]))):
         return _read_tsv(paths[0], measure)
-    if all(is_battles(p) for p in paths):  # battles: their Bradley-Terry ranking
-        table = score_files(make_method("battles"), list(paths), None, lenient)
-    else:
-        table = score_files(make_method("nuggets"), list(paths), keys, lenient)
+    if method is None:  # the default method's judgments, or battles (their own ranking)
+        battles = all(is_battles(p) for p in paths)
+        method = make_method("battles" if battles else DEFAULT_METHOD)
+        keys = None if battles else keys
+    table = score_files(method, list(paths), keys, lenient)
     return from_table(table, measure, " ".join(str(p) for p in paths))
 
 

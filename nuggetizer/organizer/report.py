@@ -16,10 +16,9 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,12 @@ from nuggetizer import __version__
 from nuggetizer.errors import InputError
 from nuggetizer.flow.scoring import ScoreTable
 from nuggetizer.flow.tables import leaderboard_tsv
-from nuggetizer.formats.label_rows import LabelRow
 from nuggetizer.formats.tables import iter_per_topic
 from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.labels import SUPPORTED
+from nuggetizer.methods.declare import Measure
+from nuggetizer.methods.nuggets_report import Gaps
+from nuggetizer.methods.nuggets_report import unsupported_nuggets as unsupported_nuggets
+from nuggetizer.methods.report_part import ReportPart, ReportSection
 from nuggetizer.organizer.report_figures import (
     distributions_png,
     draw_all,
@@ -44,58 +45,6 @@ from nuggetizer.types import Assessment
 
 class UnknownRuns(ValueError):
     """Run ids asked for that the scores do not hold."""
-
-
-_SUPPORTED = frozenset(SUPPORTED)
-
-
-class Gaps:
-    """What the page reads of the nugget assessments, gathered one assessment at a time (so
-    that none need be kept): each topic's query text and the nuggets no run supported."""
-
-    def __init__(self, runs: Collection[str] | None = None) -> None:
-        self.runs = runs  # only these runs' assessments count (None: all)
-        self.queries: dict[str, str] = {}  # the first query text of each topic
-        self.order: dict[str, dict[str, str]] = {}  # topic: nugget text -> importance
-        self.supported: dict[str, set[str]] = {}  # topic: texts some run supported
-        self.last: dict[str, list[str]] = {}  # topic: the nugget texts last added
-        self.count = 0  # assessments added
-
-    def add(self, a: Assessment | LabelRow) -> None:
-        """One assessment (skipped when its run is not among `runs`)."""
-        if self.runs is not None and a.run_id not in self.runs:
-            return
-        self.count += 1
-        if a.query:
-            self.queries.setdefault(a.qid, a.query)
-        if isinstance(a, LabelRow):
-            texts, importance, assignment = a.texts, a.importance, a.assignment
-        else:
-            texts = [n.text for n in a.nuggets]
-            importance = [n.importance for n in a.nuggets]
-            assignment = [n.assignment for n in a.nuggets]
-        seen = self.order.setdefault(a.qid, {})
-        if self.last.get(a.qid) != texts:  # the same nuggets as the topic's last: all seen
-            self.last[a.qid] = texts
-            for text, label in zip(texts, importance):
-                seen.setdefault(text, label)
-        self.supported.setdefault(a.qid, set()).update(
-            compress(texts, map(_SUPPORTED.__contains__, assignment)))
-
-    def unsupported(self) -> dict[str, list[tuple[str, str]]]:
-        """Per topic, the (importance, text) of nuggets that no run supported."""
-        supported = self.supported
-        return {q: [(imp, text) for text, imp in texts.items() if text not in supported[q]]
-                for q, texts in self.order.items()
-                if any(text not in supported[q] for text in texts)}
-
-
-def unsupported_nuggets(assessments: Sequence[Assessment]) -> dict[str, list[tuple[str, str]]]:
-    """Per topic, the (importance, text) of nuggets that no run supported, even partially."""
-    gaps = Gaps()
-    for a in assessments:
-        gaps.add(a)
-    return gaps.unsupported()
 
 
 def table_from_per_topic(path: Path) -> ScoreTable:
@@ -152,11 +101,6 @@ def select_runs(table: ScoreTable, wanted: Sequence[str]) -> ScoreTable:
                    missing={r: table.missing.get(r, 0) for r in keep})
 
 
-SN_NOTE = ("SN_cov_vital and SN_cov_all (diagnostic, not in the ranking): per topic, the mean "
-           "over its sub-narratives of the share of their vital (all) judged nuggets labelled "
-           "support.")
-
-
 def _file_part(measure: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", measure)
 
@@ -168,31 +112,56 @@ def _leaderboard_html(table: ScoreTable, ranks: dict[str, int]) -> str:
     return rows_html(["rank", *lines[0]], rows, ["", "text run"])
 
 
-def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, out_dir: Path, *,
-                 measure: str | Sequence[str] = "V_strict",
+def glossary_html(table: ScoreTable, declared: Sequence[Measure]) -> str:
+    """The table's measures with their declared descriptions and rules (a measure not
+    declared is left out; nothing when none is)."""
+    known = {m.name: m for m in declared}
+    listed = [known[m] for m in table.measures if m in known]
+    if not listed:
+        return ""
+    E = html.escape
+    items = "".join(f"<dt>{E(m.name)}</dt><dd>{E(' '.join(m.description.split()))} "
+                    f"<small>({E(m.rule())})</small></dd>" for m in listed)
+    return f"<h2 id='measures'>Measures</h2><dl>{items}</dl>"
+
+
+def _section_html(section: ReportSection) -> list[str]:
+    E = html.escape
+    parts = [f"<h2>{E(section.title)}</h2>" + (f"\n{section.html}" if section.html else "")]
+    for figure in section.figures:
+        parts.append(f"<div class='scroll'><img src='{E(figure.name)}' "
+                     f"alt='{E(figure.caption)}'></div><p><small>{E(figure.caption)}"
+                     "</small></p>")
+    return parts
+
+
+def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPart | None,
+                 out_dir: Path, *, measure: str | Sequence[str] = "V_strict",
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
-                 runs: Sequence[str] | None = None,
+                 runs: Sequence[str] | None = None, declared: Sequence[Measure] = (),
                  extra: Mapping[str, tuple[Any, str, str]] | None = None) -> Path:
     """Write `index.html` and its PNGs into `out_dir`; returns the HTML path. The leaderboard
-    holds every measure of the table; the figures are drawn for each measure in `measure`
-    (one: `distributions.png`, `heatmap.png`; several: one pair per measure); the length
-    figure when the table has the answer length L, the gaps when nugget assessments are given.
-    `extra`: a method's own figures, {file: (draw(table, measure, path, ranks), measure,
-    caption)}, after these. `sources`: what the inputs record (provenance, usage, query
-    texts); `runs`: show only these (UnknownRuns, before anything is written, for an id the
-    table lacks). The assessments can come gathered as Gaps (of the runs shown), not kept
-    one by one."""
+    holds every measure of the table, the glossary those of `declared` (the methods'
+    Measure declarations); the figures are drawn for each measure in `measure` (one:
+    `distributions.png`, `heatmap.png`; several: one pair per measure); the length figure
+    when the table has the answer length L; `extra`: a method's own figures drawn beside
+    these, {file: (draw(table, measure, path, ranks), measure, caption)}. `assessments`: a
+    method's ReportPart (its `report_part`, gathered while scoring, of the runs shown), whose
+    sections (and figures) follow; a list of nugget assessments stands for the nuggets
+    method's part. `sources`: what the inputs record (provenance, usage, query texts);
+    `runs`: show only these (UnknownRuns, before anything is written, for an id the table
+    lacks)."""
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     shown = select_runs(table, runs) if runs else table
-    if isinstance(assessments, Gaps):
-        gaps = assessments
+    if isinstance(assessments, ReportPart):
+        part = assessments
     else:
-        gaps = Gaps(shown.means if runs else None)
-        for a in assessments:
-            gaps.add(a)
+        part = Gaps(shown.means if runs else None)
+        for a in assessments or ():
+            part.add(a)
     sources = sources or Sources()
-    sources.add_queries(gaps.queries.items())
+    sources.add_queries(part.queries.items())
     out_dir.mkdir(parents=True, exist_ok=True)
     chosen = [measure] if isinstance(measure, str) else list(measure)
     figures: dict[str, tuple[Any, str, str]] = {}
@@ -204,9 +173,13 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, ou
         figures["length.png"] = (length_png, chosen[0], f"{chosen[0]} against answer length")
     figures.update(extra or {})
     draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
+    sections = part.sections(shown, sources.queries, bool(runs))
+    for section in sections:
+        for figure in section.figures:
+            figure.draw(out_dir / figure.name)
     if summary is None:
         summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
-                   f"{sum(table.unjudged.values())} unjudged nuggets (left out of the scores), "
+                   f"{sum(table.unjudged.values())} unjudged items (left out of the scores), "
                    f"{sum(table.missing.values())} unanswered topics (scored 0).")
     if runs:
         summary += (f" Shown: {len(shown.means)} of the {len(table.means)} runs; ranks are "
@@ -218,25 +191,14 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | Gaps, ou
              provenance_html(sources, datetime.now(UTC), __version__),
              "<h2 id='leaderboard'>Leaderboard</h2>", _leaderboard_html(shown, ranks),
              "<p><small>The figures label runs by this rank.</small></p>",
-             *([f"<p><small>{E(SN_NOTE)}</small></p>"]
-               if "SN_cov_vital" in shown.measures else []),
+             glossary_html(shown, declared),
              f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",
              topics_html(shown, chosen[0], sources.queries, ranks)]
     for name, (_, _, caption) in figures.items():
         parts.append(f"<h2>{E(caption)}</h2><div class='scroll'><img src='{name}' "
                      f"alt='{E(caption)}'></div>")
-    if gaps.count:
-        unsupported = gaps.unsupported()
-        count = sum(len(v) for v in unsupported.values())
-        whose = "none of the runs shown" if runs else "no run"
-        parts.append(f"<h2>Nuggets {whose} supported ({count} in {len(unsupported)} "
-                     "topics)</h2>")
-        for qid, items in unsupported.items():
-            entries = "".join(f"<li class='{E(imp)}'>{E(text)} <small>({E(imp)})</small></li>"
-                              for imp, text in items)
-            query = sources.queries.get(qid)
-            parts.append(f"<h3>{E(qid)}" + (f": {E(query)}" if query else "") +
-                         f"</h3><ul>{entries}</ul>")
+    for section in sections:
+        parts += _section_html(section)
     made_from = "".join(f"<li>{E(str(p))}</li>" for p in inputs)
     parts.append(f"<hr><p><small>nuggetizer {__version__}; inputs:</small></p>"
                  f"<ul><small>{made_from}</small></ul></body></html>")

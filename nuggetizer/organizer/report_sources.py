@@ -123,11 +123,12 @@ def add_table(sources: Sources, path: Path, seen: set[str] | None = None) -> Non
             _add_key_queries(sources, found)
 
 
-def beside_key(files: Sequence[Path]) -> Path | None:
-    """The answer key `evaluate` writes beside an assessments folder (OUT/nuggets.jsonl for
-    OUT/assessments/*.jsonl), when every file lies in that one folder and the key exists."""
+def beside_key(files: Sequence[Path], name: str = "nuggets.jsonl") -> Path | None:
+    """The answer key `evaluate` writes beside a judgments folder (OUT/nuggets.jsonl for
+    OUT/assessments/*.jsonl; `name`: the method's key file), when every file lies in that one
+    folder and the key exists."""
     folders = {p.parent for p in files}
     if len(folders) != 1:
         return None
-    candidate = next(iter(folders)).parent / "nuggets.jsonl"
+    candidate = next(iter(folders)).parent / name
     return candidate if candidate.is_file() else None

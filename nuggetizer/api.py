@@ -1,0 +1,296 @@
+"""The Python API, for researchers in notebooks: the same files, methods, assessors, steps
+and score engine as the `nuggetizer` command, without a shell.
+
+    from nuggetizer import api
+
+    nuggets = api.method("nuggets")                      # any registered method, with settings
+    judge = api.assessor("mock", cache=False)            # or "local", "openai:gpt-4o", ...
+    keys = api.load_keys(nuggets, "nuggets.jsonl")
+    api.judge(nuggets, keys, api.load_runs("run-a.jsonl", "run-b.jsonl"), judge, "judged/")
+    scores = api.score(nuggets, "judged/", keys)
+    scores.leaderboard()                                 # [{"run_id": ..., "V_strict": ...}]
+
+`build_keys` and `judge` build a plan of the step (flow/plan.py) and run it live; build one
+yourself to run it dry (count and price the calls, make none) or batched:
+
+    plan = api.assign_plan(nuggets, keys, api.targets(nuggets, ["run-a.jsonl"]), "judged/")
+    api.run(plan, judge, mode="dry")                     # then mode="live"
+
+The steps are those of `flow/` (flow/steps.py): they journal every finished unit (a second
+call resumes), stamp provenance on every record and go through the assessor's cache. They
+run on an event loop of their own in a background thread, so that they work the same in a
+script and in a notebook (whose own loop is running).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from nuggetizer.assessors import make_assessor
+from nuggetizer.assessors.base import Assessor
+from nuggetizer.cache import Cache, default_cache_path
+from nuggetizer.errors import ConfigError
+from nuggetizer.flow.execute import Mode, executor
+from nuggetizer.flow.inputs import answer_targets, cite_targets, context_targets, key_inputs
+from nuggetizer.flow.plan import Plan, assign_plan, nuggetize_plan
+from nuggetizer.flow.progress import Summary
+from nuggetizer.flow.scoring import ScoreTable, read_judged, score_judged
+from nuggetizer.flow.tables import leaderboard_tsv, per_topic_tsv
+from nuggetizer.formats.answers import read_runs
+from nuggetizer.formats.qrels import read_qrels
+from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
+from nuggetizer.methods.base import AnswerKeyMethod, Target
+from nuggetizer.methods.registry import DEFAULT_METHOD, make_method, method_names
+from nuggetizer.types import Answer, Qrel, Topic
+
+PathLike = str | Path
+T = TypeVar("T")
+
+__all__ = [
+    "Plan", "Scores", "assessor", "assign_plan", "build_keys", "close", "judge",
+    "load_judgments", "load_keys", "load_qrels", "load_runs", "load_topics", "method",
+    "methods", "nuggetize_plan", "run", "score", "targets",
+]
+
+
+# --- files -----------------------------------------------------------------------------------
+
+def load_topics(path: PathLike) -> dict[str, Topic]:
+    """Topics (TSV `qid<TAB>text`, or JSONL) in file order: {qid: Topic}."""
+    return read_topics(path)
+
+
+def load_runs(*paths: PathLike, keep_unresolved: bool = False) -> dict[str, dict[str, Answer]]:
+    """Answer runs (TREC RAG JSONL, or report runs): {run id: {qid: Answer}}."""
+    return read_runs(paths, keep_unresolved=keep_unresolved)
+
+
+def load_qrels(path: PathLike) -> list[Qrel]:
+    """TREC qrels (`qid 0 docid grade`)."""
+    return read_qrels(path)
+
+
+def load_keys(method: AnswerKeyMethod, path: PathLike, lenient: bool = False) -> dict[str, Any]:
+    """A method's key file, as the method reads it: {qid: key record}."""
+    return method.read_keys(path, lenient)
+
+
+def load_judgments(method: AnswerKeyMethod, *paths: PathLike, lenient: bool = False
+                   ) -> list[Any]:
+    """A method's judgment files (or folders of them), as the method reads its records."""
+    return [j.record for j in read_judged(method, [Path(p) for p in paths], lenient)]
+
+
+# --- methods and assessors -------------------------------------------------------------------
+
+def methods() -> list[str]:
+    """The names of the registered methods (the default first)."""
+    return method_names()
+
+
+def method(name: str = DEFAULT_METHOD, **settings: Any) -> AnswerKeyMethod:
+    """The method `name` with its settings (e.g. `method("nuggets", keep=20)`); ConfigError
+    names an unknown method or setting."""
+    return make_method(name, settings)
+
+
+def assessor(spec: str = "local", *, cache: PathLike | bool = True, **options: Any) -> Assessor:
+    """An LLM assessor, as `--assessor SPEC` names it: `local` (the embedded model),
+    `openai:MODEL` (with `base_url=`, `api_key=`), `vllm:MODEL`, `mock` (no model). `cache`:
+    True the default cache ($NUGGETIZER_CACHE, else ~/.cache/nuggetizer/llm-cache.sqlite), a
+    path that file, False none. Other options are those of `make_assessor` (temperature,
+    max_tokens, concurrency, structured, ...)."""
+    store = None if cache is False else Cache(default_cache_path() if cache is True else cache)
+    return make_assessor(spec, cache=store, **options)
+
+
+class _Loop:
+    """One event loop in a daemon thread, shared by every step (an assessor's clients stay on
+    the loop they were made on)."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.lock = threading.Lock()
+
+    def run(self, work: Coroutine[Any, Any, T], judge: Assessor | None = None) -> T:
+        with self.lock:
+            if self.loop is None:
+                self.loop = asyncio.new_event_loop()
+                threading.Thread(target=self.loop.run_forever, daemon=True,
+                                 name="nuggetizer-api").start()
+        future = asyncio.run_coroutine_threadsafe(work, self.loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:  # the calls in flight finish (their answers are cached)
+            if judge is not None:
+                judge.stop_new_calls()
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - the step says it was interrupted; we raise that
+                pass
+            raise
+
+
+_LOOP = _Loop()
+
+
+def close(assessor: Assessor) -> None:
+    """Close an assessor's backend (its connections; the embedded model's process)."""
+    _LOOP.run(assessor.aclose())
+
+
+# --- the steps -------------------------------------------------------------------------------
+
+def _topics(topics: Mapping[str, Topic] | PathLike) -> Mapping[str, Topic]:
+    return topics if isinstance(topics, Mapping) else read_topics(topics)
+
+
+def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
+               assessor: Assessor, out: PathLike, *, qrels: PathLike | None = None,
+               corpus: PathLike | None = None, docs_runs: Sequence[PathLike] = (),
+               depth: int | None = None, min_grade: int = 1) -> Summary:
+    """Build every topic's key into the JSONL file `out` (an interrupted build resumes), from
+    the judged passages of `qrels` (grade >= `min_grade`, else the method's `min_grade`
+    setting), or the first `depth` passages of each of `docs_runs` (TREC run files), with
+    their texts in `corpus`, as the method needs; its Summary."""
+    given = {"qrels": qrels, "corpus": corpus, "docs_runs": docs_runs or None}
+    for need in sorted(method.key_needs - {"reference"}):
+        if given.get(need) is None:
+            raise ConfigError(f"method {method.name} builds its keys from {need}: give {need}=")
+    topic_map = _topics(topics)
+    grade = getattr(method.config, "min_grade", None)
+    inputs, skipped = key_inputs(
+        topic_map, qrels=read_qrels(qrels) if qrels else (),
+        qrels_path=Path(qrels) if qrels else None, corpus=Path(corpus) if corpus else None,
+        docs_runs=[read_trec_run(p) for p in docs_runs], depth=depth,
+        min_grade=int(grade) if grade is not None else min_grade,
+        skip_without_documents=method.skip_without_documents)
+    summary: Summary = run(nuggetize_plan(method, inputs, Path(out), skipped), assessor)[0]
+    return summary
+
+
+def targets(method: AnswerKeyMethod,
+            runs: Mapping[str, Mapping[str, Answer]] | Iterable[PathLike] = (), *,
+            retrieval_runs: Iterable[PathLike] = (), corpus: PathLike | None = None,
+            depth: int | None = None, allow_missing: bool = False
+            ) -> dict[str, dict[str, Target]]:
+    """What the method judges: the answers of `runs` (as `load_runs` gives them, or run
+    files; a method that reads the cited passages gets their texts from `corpus`), and the
+    first `depth` passages (default: the method's) of each topic of `retrieval_runs` (TREC
+    run files; their texts from `corpus`)."""
+    answers = runs if isinstance(runs, Mapping) else read_runs(
+        runs, keep_unresolved=allow_missing and method.reads_citations)
+    made = answer_targets(answers)
+    if method.reads_citations:
+        cite_targets(made, Path(corpus) if corpus else None, allow_missing,
+                     every=not method.first_citation_only)
+    contexts = list(retrieval_runs)
+    if contexts:
+        if corpus is None:
+            raise ConfigError("retrieval runs need corpus= for the passage texts")
+        made.update(context_targets(read_trec_runs(contexts), Path(corpus),
+                                    depth or method.depth, allow_missing))
+    return made
+
+
+def judge(method: AnswerKeyMethod, keys: Mapping[str, Any] | PathLike | None,
+          runs: Mapping[str, Mapping[str, Answer]] | Iterable[PathLike], assessor: Assessor,
+          out: PathLike, *, retrieval_runs: Iterable[PathLike] = (),
+          corpus: PathLike | None = None, depth: int | None = None,
+          allow_missing: bool = False) -> Summary:
+    """Judge every answer of `runs` (and retrieved context of `retrieval_runs`, see
+    `targets`) against its topic's key (`keys` as `load_keys` gives them, or the key file;
+    None for a method without a key) into the folder `out`, one JSONL file per run
+    (resumable); targets of topics outside the key are skipped and counted. Its Summary."""
+    if isinstance(keys, str | Path):
+        keys = method.read_keys(keys)
+    if keys is None and method.needs_key:
+        raise ConfigError(f"method {method.name} judges against a key: give keys")
+    made = targets(method, runs, retrieval_runs=retrieval_runs, corpus=corpus, depth=depth,
+                   allow_missing=allow_missing)
+    if not made:
+        raise ConfigError("nothing to judge: give runs (answers) or retrieval_runs")
+    summary: Summary = run(assign_plan(method, keys, made, Path(out)), assessor)[0]
+    return summary
+
+
+def run(plan: Plan, assessor: Assessor, mode: Mode = "live", **options: Any) -> list[Any]:
+    """Run a plan of a step (`nuggetize_plan`, `assign_plan`: flow/plan.py) with the assessor:
+    `live`, `dry` (every prompt rendered and counted, priced at the assessor's prices, said on
+    stderr; nothing called or written) or `batch` (rounds through the Batch API; `folder=`
+    holds its state). What each stage returned (a Summary; None where a dry run had nothing
+    to count). `options`: the dry run's (tokenizer, completion_ratio) and the batch's
+    (batch_poll, batch_write_only)."""
+    folder = options.pop("folder", None)
+    runner = executor(mode, assessor, Path(folder) if folder else None, options)
+    return _LOOP.run(runner.run(plan), assessor)
+
+
+# --- scores ----------------------------------------------------------------------------------
+
+@dataclass
+class Scores:
+    """A score table: every run's per-topic measures and means (flow/scoring.py's rules)."""
+
+    table: ScoreTable
+
+    @property
+    def measures(self) -> tuple[str, ...]:
+        return self.table.measures
+
+    @property
+    def primary(self) -> str:
+        return self.table.primary
+
+    def ranking(self) -> list[str]:
+        """Run ids by the primary measure, best first."""
+        return self.table.ranking()
+
+    def leaderboard(self) -> list[dict[str, Any]]:
+        """One row per run in ranking order: `run_id` and the mean of each measure."""
+        return [{"run_id": run, **{m: self.table.means[run][m] for m in self.measures
+                                   if m in self.table.means[run]}} for run in self.ranking()]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Long form, one row per (run, topic, measure): `run_id topic_id measure value`."""
+        return [{"run_id": run, "topic_id": qid, "measure": m, "value": row[m]}
+                for run in self.ranking() for qid, row in self.table.per_topic[run].items()
+                for m in self.measures if m in row]
+
+    def to_tsv(self, per_topic: bool = False) -> str:
+        """The leaderboard TSV `score -o` writes (per_topic: the `--per-topic` TSV)."""
+        return per_topic_tsv(self.table) if per_topic else leaderboard_tsv(self.table)
+
+    def to_pandas(self, per_topic: bool = False) -> Any:
+        """The leaderboard (or the long per-topic rows) as a pandas DataFrame (pandas is not a
+        dependency: ConfigError when it is not installed)."""
+        try:
+            pandas = importlib.import_module("pandas")
+        except ImportError:
+            raise ConfigError("to_pandas needs pandas: pip install pandas (or use .rows(), "
+                              ".leaderboard())") from None
+        return pandas.DataFrame(self.rows() if per_topic else self.leaderboard())
+
+
+def score(method: AnswerKeyMethod, judgments: PathLike | Sequence[PathLike],
+          keys: Mapping[str, Any] | PathLike | None = None, *,
+          topics: Iterable[str] | PathLike | None = None, lenient: bool = False) -> Scores:
+    """Score judgment files (or folders of them) against `keys` (a mapping or the key file),
+    whose topics are the universe (a topic a run did not answer scores 0); without keys, the
+    topics of `topics` (ids, or a topics file), else every topic judged."""
+    paths = [Path(judgments)] if isinstance(judgments, str | Path) else [Path(p) for p in
+                                                                          judgments]
+    if isinstance(keys, str | Path):
+        keys = method.read_keys(keys, lenient)
+    universe = None
+    if topics is not None:
+        universe = list(read_topics(topics)) if isinstance(topics, str | Path) else list(topics)
+    return Scores(score_judged(method, read_judged(method, paths, lenient, scoring=True), keys,
+                               lenient, universe))

@@ -1,0 +1,59 @@
+"""What a method adds to `nuggetizer report` (its `report_part` hook): parts of the page of
+its own, gathered from its judgments one at a time as the score engine reads them.
+
+The report itself is generic (organizer/report.py): leaderboard, the glossary of the
+measures as the method declares them, topics, per-topic distributions and heat maps of the
+measures asked. A method adds what only it knows: the nuggets method the nuggets no run
+supported; a battles method its win matrix or Bradley-Terry figure. A section's figures are
+drawn by the method itself (a callable given the PNG's path) into the report's folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class ReportFigure:
+    """A PNG a method draws into the report's folder: its file name (no folder), its caption
+    and `draw(path)`, called once with the path to write."""
+
+    name: str
+    caption: str
+    draw: Callable[[Path], None]
+
+
+@dataclass
+class ReportSection:
+    """One part of the page: a heading, an HTML body (escaped by the method: the report
+    inserts it as given) and figures shown below it."""
+
+    title: str
+    html: str = ""
+    figures: Sequence[ReportFigure] = field(default_factory=tuple)
+
+
+class ReportPart:
+    """A method's part of the report. `add` sees each judgment record (as `read_scored`
+    gives it) of the runs shown, once, while the scores are computed, so that none need be
+    kept; `queries` collects the topics' query texts the records carry; `sections` gives the
+    page's parts once the score table (of the runs shown) is known. By default: nothing."""
+
+    def __init__(self, runs: Collection[str] | None = None) -> None:
+        self.runs = runs  # only these runs' judgments count (None: all)
+        self.queries: dict[str, str] = {}  # qid -> query text, the first seen
+        self.count = 0  # judgments added
+
+    def add(self, record: Any) -> None:
+        """One judgment record (the report filters by run before it calls this)."""
+        self.count += 1
+
+    def sections(self, table: Any, queries: Mapping[str, str], runs_shown: bool
+                 ) -> list[ReportSection]:
+        """The parts of the page, after the generic ones: `table` is the score table of the
+        runs shown, `queries` every query text known, `runs_shown` whether only some runs
+        are shown (their ranks stay those among all)."""
+        return []
