@@ -8,9 +8,9 @@ The names below are the stable entry points; each is imported on first use, so t
 - `make_method(name, settings)`, `method_names()`, and the `register` class decorator for a
   method of your own (`nuggetizer.methods.base.AnswerKeyMethod`);
 - for a method of your own: `AnswerKeyMethod`, `KeyInput`, `Target`, `Outcome` (the
-  interface), `Measure` and `setting` (its declarations), `KeyIds`, `JudgmentIds` and
-  `Record` (pydantic models of its records, checked at the file edge), `ReportPart`,
-  `ReportSection` and `ReportFigure` (its part of the report);
+  interface), `Measure` and `setting` (its declarations), `ReportPart`, `ReportSection` and
+  `ReportFigure` (its part of the report), `KeyIds` and `JudgmentIds` (pydantic bases of
+  its key and judgment records: `key_model`, `judgment_model`);
 - the notebook API of `nuggetizer.api`: `load_topics`, `load_runs`, `load_qrels`,
   `load_keys`, `load_judgments`, `method`, `assessor`, `build_keys`, `judge`, `score` (a
   `Scores` table).
@@ -32,8 +32,7 @@ _LAZY = {
     **{name: "nuggetizer.methods.base" for name in (
         "AnswerKeyMethod", "KeyInput", "Outcome", "Target")},
     **{name: "nuggetizer.methods.declare" for name in ("Measure", "setting")},
-    **{name: "nuggetizer.formats.method_records" for name in ("JudgmentIds", "KeyIds")},
-    "Record": "nuggetizer.formats.records",
+    **{name: "nuggetizer.formats.records" for name in ("JudgmentIds", "KeyIds")},
     **{name: "nuggetizer.methods.report_part" for name in (
         "ReportFigure", "ReportPart", "ReportSection")},
     **{name: "nuggetizer.api" for name in (
@@ -42,7 +41,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "AnswerKeyMethod", "JudgmentIds", "KeyIds", "KeyInput", "Measure", "Outcome", "Record",
+    "AnswerKeyMethod", "JudgmentIds", "KeyIds", "KeyInput", "Measure", "Outcome",
     "ReportFigure", "ReportPart", "ReportSection", "Target", "setting",
     "Scores", "__version__", "assessor", "build_keys", "judge", "load_judgments", "load_keys",
     "load_qrels", "load_runs", "load_topics", "make_assessor", "make_method", "method",
@@ -64,8 +63,7 @@ if TYPE_CHECKING:
         score,
     )
     from nuggetizer.assessors import make_assessor, register_backend
-    from nuggetizer.formats.method_records import JudgmentIds, KeyIds
-    from nuggetizer.formats.records import Record
+    from nuggetizer.formats.records import JudgmentIds, KeyIds
     from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
     from nuggetizer.methods.declare import Measure, setting
     from nuggetizer.methods.registry import make_method, method_names, register

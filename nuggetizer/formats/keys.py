@@ -1,7 +1,7 @@
 """Key, judgment and report files of the answer-key methods: strict, file:line errors.
 
 - keys and judgments: JSONL, one line per topic (keys) or per (run, topic) (judgments), with
-  the fields each method writes (checked by the method: methods/*.py) and a provenance block.
+  the fields each method writes (its pydantic records: methods/records.py) and a provenance block.
 - report runs: JSONL answers as plain text, `{"qid"/"topic_id", "response"/"answer"}`, such
   as the CRUX DUC reports; TREC RAG answer runs are read by formats/runs.py.
 - the UDCG reference sample: a JSON array of `{"example_id", "question", "passages": [{"doc_id",

@@ -1,141 +1,130 @@
-"""The one validation layer at the file edge: a record (a parsed JSONL line) checked against a
-pydantic model, and every problem one InputError naming the file, the line and the field as a
-dotted path (`criteria[3].weight`), what was wrong, and the shape the field's object must have.
+"""One validation layer at the file edge: a record checked against its pydantic model, and a
+bad one named in one line by file, line and dotted field (`criteria[3].weight`).
 
-Models subclass `Record` (extra fields allowed, kept; types strict as JSON writes them: a
-number is no string, a boolean no number). `validated` checks and returns the record itself,
-so what is read is exactly what was written. The methods' record models are in
-formats/method_records.py.
+The shared field types (`Id`, `Number`) and the base records (`KeyIds`, `JudgmentIds`) live
+here; each method's own records are in methods/records.py.
 """
 
 from __future__ import annotations
 
-import functools
-import types
-import typing
+import json
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PlainValidator, StrictStr, ValidationError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import type_name
 
 
-def _identifier(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
-        raise ValueError("must be a non-empty string or integer")
+def _id(value: Any) -> str | int:
+    """A non-empty string or an integer (not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise PydanticCustomError("id_type", "must be a string or an integer")
+    if isinstance(value, str) and not value.strip():
+        raise PydanticCustomError("id_empty", "is empty: give the identifier")
     return value
 
 
-Id = Annotated[Any, BeforeValidator(_identifier)]  # a topic or run id: string or integer
+def _number(value: Any) -> float | int:
+    """An integer or a float (not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PydanticCustomError("number_type", "must be a number")
+    return value
+
+
+Id = Annotated[str | int, PlainValidator(_id)]
+Number = Annotated[float | int, PlainValidator(_number)]
 
 
 class Record(BaseModel):
-    """A record's model: fields other than those declared are allowed and kept."""
+    """A record: the fields a method reads, checked; any other field kept as written."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
-
-
-_KINDS = {str: "a string", int: "an integer", float: "a number", bool: "a boolean",
-          list: "a list", dict: "an object", type(None): "null"}
+    model_config = ConfigDict(extra="allow")
 
 
-def _kind(annotation: Any) -> str:
-    """A type in words, as the shapes of messages say it."""
-    origin = typing.get_origin(annotation)
-    if origin is Annotated:
-        return _kind(typing.get_args(annotation)[0]) if annotation is not Id else \
-            "a string or integer"
-    if origin in (Union, types.UnionType):
-        members = typing.get_args(annotation)
-        if set(members) == {float, int}:
-            return "a number"
-        return " or ".join(_kind(a) for a in members)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return "an object"
-    return _KINDS.get(origin or annotation, "a value")
+class KeyIds(Record):
+    """What every key line carries: its topic id and the query."""
+
+    qid: Id
+    query: StrictStr
 
 
-@functools.cache
-def shape(model: type[BaseModel]) -> str:
-    """`an object with a string 'criterion', a number 'weight' and ...` (its required fields;
-    the optional ones said as such)."""
-    parts = [f"{'' if f.is_required() else 'optional '}{_kind(f.annotation)} {name!r}"
-             .replace("optional a ", "an optional ").replace("optional an ", "an optional ")
-             for name, f in model.model_fields.items()]
-    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] \
-        if parts else "fields"
-    return f"an object with {listed}"
+class JudgmentIds(Record):
+    """What every judgment line carries: the run and the topic it judges."""
+
+    run_id: Id
+    qid: Id
 
 
-def _label(loc: tuple[Any, ...]) -> str:
-    text = ""
+M = TypeVar("M", bound=BaseModel)
+
+# pydantic's error types in plain words: what the value must be.
+_EXPECTED = {
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_type": "must be a number",
+    "bool_type": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+}
+_BOUNDS = {"greater_than_equal": ("ge", "at least"), "less_than_equal": ("le", "at most"),
+           "greater_than": ("gt", "more than"), "less_than": ("lt", "less than"),
+           "too_short": ("min_length", "at least"), "too_long": ("max_length", "at most")}
+
+
+def dotted(loc: tuple[int | str, ...]) -> str:
+    """`('criteria', 3, 'weight')` as `criteria[3].weight`; odd keys quoted in brackets."""
+    out = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-def _holder(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[type[BaseModel], int]:
-    """The model whose field failed, and how much of `loc` leads to it."""
-    holder, depth, current = model, 0, model
-    for k, part in enumerate(loc[:-1]):
         if isinstance(part, int):
-            continue
-        field = current.model_fields.get(str(part)) if current is not None else None
-        if field is None:
-            break
-        inner = field.annotation
-        while typing.get_origin(inner) in (list, dict):
-            inner = typing.get_args(inner)[-1]
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
-            current = inner
-            holder, depth = inner, k + 1
-            if k + 1 < len(loc) and isinstance(loc[k + 1], int):
-                depth = k + 2
+            out += f"[{part}]"
+        elif part.isidentifier():
+            out += f".{part}" if out else part
         else:
-            break
-    return holder, depth
+            out += f"[{part!r}]"
+    return out
 
 
-_TAGS = frozenset(("str", "int", "float", "bool", "list", "dict", "none"))  # union members
+def _got(value: Any) -> str:
+    """`got string "x"`, `got integer 1`, `got null`: the value's JSON type and text."""
+    if value is None:
+        return "got null"
+    text = json.dumps(value, ensure_ascii=False)
+    return f"got {type_name(value)} {text if len(text) <= 40 else text[:39] + '…'}"
 
 
-def problem(model: type[BaseModel], error: Any) -> str:
-    """One pydantic error as a sentence naming the field and the shape its object must have."""
-    loc = tuple(p for p in error.get("loc") or () if not (isinstance(p, str) and (
-        p in _TAGS or "[" in p)))
-    kind = error.get("type", "")
-    given = error.get("input")
+def describe(error: ErrorDetails) -> str:
+    """One pydantic error in plain words, naming its field and, where obvious, the fix."""
+    loc, kind, value = tuple(error["loc"]), error["type"], error.get("input")
+    name = dotted(loc) or "the line"
     if kind == "missing":
-        what = "is missing"
-    elif kind.endswith("_type"):
-        expected = _KINDS.get(_python_type(kind) or object, kind.removesuffix("_type"))
-        what = f"must be {expected}, got {type_name(given)}"
-    else:
-        what = str(error.get("msg", "is not valid")).removeprefix("Value error, ")
-        what = what[:1].lower() + what[1:]
-        what = what.removeprefix("input ")
-    if not loc:
-        return what
-    holder, depth = _holder(model, loc)
-    line = f"field {_label(loc)!r} {what}"
-    if depth:
-        line += f"; {_label(loc[:depth])} must be {shape(holder)}"
-    return line
+        parent = dotted(loc[:-1])
+        if parent:
+            return (f"{parent} must be an object with field {loc[-1]!r}: {name} is missing; "
+                    "add it")
+        return f"field {name!r} is missing; add it"
+    if kind in _EXPECTED:
+        return f"{name} {_EXPECTED[kind]}, {_got(value)}"
+    if kind in _BOUNDS:
+        key, words = _BOUNDS[kind]
+        limit = (error.get("ctx") or {}).get(key)
+        if kind in ("too_short", "too_long"):
+            count = len(value) if isinstance(value, list | dict | str) else value
+            return f"{name} must hold {words} {limit} item(s), got {count}"
+        return f"{name} must be {words} {limit}, got {value!r}"
+    if kind.startswith(("id_", "number_")):
+        return f"{name} {error['msg']}" + ("" if kind == "id_empty" else f", {_got(value)}")
+    return f"{name}: {error['msg']}, {_got(value)}"
 
 
-def _python_type(kind: str) -> type | None:
-    """The Python type of a pydantic type error's kind (`string_type` -> str)."""
-    return {"string_type": str, "int_type": int, "float_type": float, "bool_type": bool,
-            "list_type": list, "dict_type": dict, "model_type": dict}.get(kind)
-
-
-def validated(model: type[BaseModel], obj: dict[str, Any], path: Path | str | None,
-              line: int | None) -> dict[str, Any]:
-    """`obj` checked against `model`; InputError naming file, line and field otherwise."""
+def validated(model: type[M], obj: Any, path: Path, line: int | None) -> M:
+    """`obj` checked against `model`; InputError naming file, line and the first bad field."""
     try:
-        model.model_validate(obj)
+        return model.model_validate(obj)
     except ValidationError as exc:
-        raise InputError(path, line, problem(model, exc.errors()[0])) from None
-    return obj
+        raise InputError(path, line, describe(exc.errors(include_url=False)[0])) from None

@@ -27,8 +27,7 @@ from pydantic import BaseModel
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import iter_jsonl
-from nuggetizer.formats.method_records import JudgmentIds, KeyIds
-from nuggetizer.formats.records import validated
+from nuggetizer.formats.records import JudgmentIds, KeyIds, validated
 from nuggetizer.methods.declare import Measure, check_choices, names, setting
 from nuggetizer.methods.report_part import ReportPart
 from nuggetizer.templates import Prompt, load_prompt
@@ -133,8 +132,8 @@ class AnswerKeyMethod(ABC):
     key_reads: ClassVar[frozenset[str]] = frozenset()  # optional
     key_file: ClassVar[str] = "key.jsonl"  # the key's file name inside an evaluate folder
     judgments_dir: ClassVar[str] = "judgments"  # the judgments' folder inside it
-    key_model: ClassVar[type[BaseModel]] = KeyIds  # what every key line must carry
-    judgment_model: ClassVar[type[BaseModel]] = JudgmentIds  # ... and every judgment line
+    key_model: ClassVar[type[BaseModel]] = KeyIds  # a key line's record (methods/records.py)
+    judgment_model: ClassVar[type[BaseModel]] = JudgmentIds  # a judgment line's record
     answered_only: ClassVar[frozenset[str]] = frozenset()  # means over answered topics only
     # measures a table lists only where some judgment gives them (e.g. per-sub-narrative
     # coverage, for keys that map nuggets to sub-narratives)
@@ -223,7 +222,8 @@ class AnswerKeyMethod(ABC):
 
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool) -> Any:
         """One key line as the method uses it (checked against `key_model`)."""
-        return validated(self.key_model, obj, path, line)
+        validated(self.key_model, obj, path, line)
+        return obj
 
     def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
         """A key file: {qid: key} in file order; a topic twice is an error."""
@@ -244,7 +244,8 @@ class AnswerKeyMethod(ABC):
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> Any:
         """One judgment line as the method scores it (checked against `judgment_model`)."""
-        return validated(self.judgment_model, obj, path, line)
+        validated(self.judgment_model, obj, path, line)
+        return obj
 
     def judgment_ids(self, judgment: Any) -> tuple[str, str]:
         """(run id, topic id) of a judgment."""

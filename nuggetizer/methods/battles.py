@@ -29,7 +29,6 @@ from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.method_records import BattleJudgment
 from nuggetizer.formats.records import validated
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import battles as mb
@@ -37,6 +36,7 @@ from nuggetizer.measures.battles import POSITION, two_orders
 from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import BattleJudgment
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, label_schema
 

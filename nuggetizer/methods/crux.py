@@ -21,11 +21,12 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
-from nuggetizer.formats.method_records import CruxKey
+from nuggetizer.formats.records import validated
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.measures import crux as mc
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import setting
+from nuggetizer.methods.records import CruxAnswerJudgment, CruxContextJudgment, CruxKey
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_strings
 from nuggetizer.templates import load_prompt
@@ -131,6 +132,28 @@ class CruxMethod(AnswerKeyMethod):
             if not topic.reference:
                 raise InputError(topics_path, topic.line, f"topic {topic.id!r} has no "
                                  "'summary': CRUX writes its questions from the reference summary")
+
+    def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
+                   ) -> dict[str, Any]:
+        super().key_record(obj, path, line, lenient)
+        n = len(obj["questions"])
+        for docid, row in obj["ratings"].items():
+            if len(row) != n:
+                raise InputError(path, line, f"ratings[{docid!r}] must list {n} ratings "
+                                 f"(one per question), got {len(row)}")
+        return obj
+
+    def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
+                        ) -> dict[str, Any]:
+        """A judgment line, checked: an answer's ratings, or a context's passages and their
+        ratings (every passage it lists rated)."""
+        answer = obj.get("target") == "answer"
+        validated(CruxAnswerJudgment if answer else CruxContextJudgment, obj, path, line)
+        missing = [] if answer else [d for d in obj["docids"] if d not in obj["ratings"]]
+        if missing:
+            raise InputError(path, line, f"docids lists {missing[0]!r} but ratings does not "
+                             "rate it: add its ratings, or drop it from docids")
+        return obj
 
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
         cfg: CruxConfig = self.config

@@ -20,10 +20,10 @@ from typing import Any
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
-from nuggetizer.formats.method_records import KprKey
 from nuggetizer.measures import kpr as mk
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import setting
+from nuggetizer.methods.records import KprJudgment, KprKey
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_list
 from nuggetizer.templates import load_prompt
@@ -166,6 +166,7 @@ class KprMethod(AnswerKeyMethod):
     key_reads = frozenset({"docs_runs", "qrels", "corpus"})
     key_file = "kpr_key.jsonl"
     key_model = KprKey
+    judgment_model = KprJudgment
 
     async def _extract(self, assessor: Assessor, query: str, docid: str, text: str) -> Any:
         cfg: KprConfig = self.config

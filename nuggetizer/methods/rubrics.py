@@ -32,12 +32,12 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.method_records import RubricsJudgment, RubricsKey
 from nuggetizer.formats.records import validated
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import RubricsJudgment, RubricsKey
 from nuggetizer.methods.registry import register
 from nuggetizer.methods.rubrics_sheets import read_rubric_sheets, rubric_sheets
 from nuggetizer.parsing import json_label, label_schema, normalise_label

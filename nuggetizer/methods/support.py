@@ -35,12 +35,12 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
 from nuggetizer.flow.inputs import citation_problem, resolve
-from nuggetizer.formats.method_records import SupportJudgment
 from nuggetizer.formats.records import validated
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
 from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import SupportJudgment
 from nuggetizer.methods.registry import register
 from nuggetizer.methods.support_sheets import read_support_sheets, support_sheets
 from nuggetizer.parsing import json_label, label_schema

@@ -28,10 +28,10 @@ from nuggetizer.assessors.base import Assessor, RefusedError, Request
 from nuggetizer.assessors.untrusted import line_safe
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.keys import read_udcg_dataset
-from nuggetizer.formats.method_records import UdcgKey
 from nuggetizer.measures import udcg as mu
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.methods.declare import check_choices, setting
+from nuggetizer.methods.records import UdcgJudgment, UdcgKey
 from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
@@ -138,6 +138,7 @@ class UdcgMethod(AnswerKeyMethod):
     key_reads = frozenset({"docs_runs", "qrels", "corpus"})
     key_file = "udcg_key.jsonl"
     key_model = UdcgKey
+    judgment_model = UdcgJudgment
 
     def check_inputs(self, topics: Mapping[str, Topic], topics_path: Path, has_qrels: bool
                      ) -> None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import StrictStr
+
 import nuggetizer
 from nuggetizer.errors import InputError
 from nuggetizer.parsing import parse_strings
@@ -79,9 +81,9 @@ class Uncovered(nuggetizer.ReportPart):
 
 
 class ChecklistKey(nuggetizer.KeyIds):
-    """A key line: the topic's checklist points, checked when the key is read."""
+    """A key line: the topic's checklist points."""
 
-    items: list[str]
+    items: list[StrictStr]
 
 
 @nuggetizer.register

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import StrictStr
+
 from nuggetizer.assessors.base import Assessor
-from nuggetizer.formats.method_records import KeyIds
+from nuggetizer.formats.records import KeyIds
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
 from nuggetizer.methods.declare import Measure, setting
 from nuggetizer.methods.registry import register
@@ -27,7 +29,7 @@ class KeytermsConfig:
 class KeytermsKey(KeyIds):
     """A key line: the topic's key terms."""
 
-    terms: list[str]
+    terms: list[StrictStr]
 
 
 @register
