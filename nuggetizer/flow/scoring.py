@@ -209,7 +209,8 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
         if row is None:
             rows[qid] = dict(missing)
             continue
-        if any(v != v for v in row.values()):  # NaN: nothing judged for that measure
+        total = sum(row.values())
+        if total != total:  # a NaN among them: nothing judged for that measure
             unscored[qid] = {m for m, v in row.items() if v != v}
             row = {m: v for m, v in row.items() if v == v}
         rows[qid] = row
@@ -221,7 +222,8 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
             values = [r[m] for r in answered_rows if m in r]
             means[m] = sum(values) / len(values) if values else 0.0
         else:
-            kept = [r for q, r in rows.items() if m not in unscored.get(q, ())]
+            kept = list(rows.values()) if not unscored else \
+                [r for q, r in rows.items() if m not in unscored.get(q, ())]
             if kept or not rows:  # else nothing was judged for it anywhere: no mean ("-")
                 means[m] = sum(r.get(m, value) for r in kept) / (len(kept) or 1)
     for names in unscored.values():
