@@ -38,7 +38,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 from nuggetizer.errors import ConfigError
 from nuggetizer.measures.verdicts import (
@@ -93,6 +92,8 @@ class BattleCounts:
         result = np.where(swap & (result < 2), 1 - result, result)
         keys, pair = np.unique(low * n + high, return_inverse=True)
         self.i, self.j = keys // n, keys % n
+        from scipy import sparse  # when fitted: its import would cost every command 0.3 s
+
         self.by_topic = sparse.csr_matrix(
             (np.ones(len(rows)), (topic, pair * 3 + result)),
             shape=(len(self.topics), 3 * len(keys)))
