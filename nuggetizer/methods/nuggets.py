@@ -311,11 +311,10 @@ class NuggetsMethod(AnswerKeyMethod):
             scores = label_scores(judgment.importance, judgment.assignment)
             scores.update(unjudged_measures(judgment.importance, judgment.assignment))
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
-            # are the key's
-            mapped = [n.mapped_sub_narrative for n in key.nuggets] if key is not None \
-                else [None] * len(judgment.texts)
+            # are the key's (none mapped, or no key: no coverage to compute)
+            mapped = self._keyed(key)[2] if key is not None else None
             labelled: Iterable[tuple[str | None, str, str]] = zip(
-                mapped, judgment.importance, judgment.assignment)
+                mapped, judgment.importance, judgment.assignment) if mapped else ()
         else:
             scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
             scores.update(unjudged_measures([n.importance for n in judgment.nuggets],
@@ -375,21 +374,29 @@ class NuggetsMethod(AnswerKeyMethod):
             keep_key_extras(assessment, keys[assessment.qid])
         return {run: [assessment_record(a) for a in items] for run, items in by_run.items()}
 
-    def _keyed(self, key: NuggetList) -> tuple[list[str], list[str]]:
-        """The key's nugget texts and importance labels, made once per key."""
-        cache: dict[int, tuple[NuggetList, list[str], list[str]]] = \
+    def _keyed(self, key: NuggetList) -> tuple[list[str], list[str], list[str | None] | None]:
+        """The key's nugget texts, importance labels and sub-narratives (None when no nugget
+        is mapped to one), made once per key (the last key's at hand: judgments come by
+        topic, two asks each)."""
+        held = self.__dict__.get("_last_key")
+        if held is not None and held[0] is key:
+            return held[1], held[2], held[3]
+        cache: dict[int, tuple[NuggetList, list[str], list[str], list[str | None] | None]] = \
             self.__dict__.setdefault("_key_columns", {})
         held = cache.get(id(key))
         if held is None or held[0] is not key:
+            mapped = [n.mapped_sub_narrative for n in key.nuggets]
             held = cache[id(key)] = (key, [n.text for n in key.nuggets],
-                                     [n.importance for n in key.nuggets])
-        return held[1], held[2]
+                                     [n.importance for n in key.nuggets],
+                                     mapped if any(m is not None for m in mapped) else None)
+        self.__dict__["_last_key"] = held
+        return held[1], held[2], held[3]
 
     def _check_row(self, key: NuggetList | None, judged: Judged, row: LabelRow
                    ) -> Checked | None:
         """`check` of a LabelRow on whole columns: None when its nuggets differ from the key's
         (texts or importance labels), for the Assessment path to resolve and note."""
-        if key is not None and (row.texts, row.importance) != self._keyed(key):
+        if key is not None and (row.texts, row.importance) != self._keyed(key)[:2]:
             return None
         counts = _NONE_UNJUDGED  # shared, never changed: most answers have none
         if UNJUDGED in row.importance or UNJUDGED in row.assignment:
