@@ -62,3 +62,11 @@ def test_the_score_engine_leaves_it_out_and_counts_it(tmp_path: Path) -> None:
                "V_strict of topics with nothing judged for it": 1}
     assert {k: sidecar["left_out"][k] for k in counted} == counted
     assert "V of topics with nothing judged for it" in result.output
+
+
+def test_the_shared_scorer_agrees_with_the_engine() -> None:
+    """`nugget_scores` (what ir_measures' runtime measures call) gives the NaN too, not 0."""
+    from nuggetizer.measures.nuggets import nugget_scores
+
+    found = nugget_scores([("vital", "unjudged"), ("okay", "support")])
+    assert found["V"] != found["V"] and found["A"] == 1.0

@@ -37,9 +37,17 @@ assert [STRICT_CREDIT[x] for x in (FULL, HALF, NONE)] == [1.0, 0.0, 0.0]
 
 
 def nugget_scores(labels: Iterable[tuple[str, str]]) -> dict[str, float]:
-    """Score one answer from (importance, assignment) pairs (see `label_scores`)."""
+    """Score one answer from (importance, assignment) pairs (see `answer_scores`)."""
     pairs = list(labels)
-    return label_scores([i for i, _ in pairs], [a for _, a in pairs])
+    return answer_scores([i for i, _ in pairs], [a for _, a in pairs])
+
+
+def answer_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:
+    """An answer's scores as the score engine takes them: `label_scores`, with NaN for the
+    measures nothing was judged for (`unjudged_measures`)."""
+    scores = label_scores(importance, assignment)
+    scores.update(unjudged_measures(importance, assignment))
+    return scores
 
 
 def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:

@@ -34,10 +34,9 @@ from nuggetizer.labels import (
 from nuggetizer.measures.nuggets import (
     DECLARED,
     answer_length,
-    label_scores,
+    answer_scores,
     nugget_scores,
     text_length,
-    unjudged_measures,
 )
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
 from nuggetizer.methods.base import (
@@ -308,8 +307,7 @@ class NuggetsMethod(AnswerKeyMethod):
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
         if isinstance(judgment, LabelRow):
-            scores = label_scores(judgment.importance, judgment.assignment)
-            scores.update(unjudged_measures(judgment.importance, judgment.assignment))
+            scores = answer_scores(judgment.importance, judgment.assignment)
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
             # are the key's (none mapped, or no key: no coverage to compute)
             mapped = self._keyed(key)[2] if key is not None else None
@@ -317,8 +315,6 @@ class NuggetsMethod(AnswerKeyMethod):
                 mapped, judgment.importance, judgment.assignment) if mapped else ()
         else:
             scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
-            scores.update(unjudged_measures([n.importance for n in judgment.nuggets],
-                                            [n.assignment for n in judgment.nuggets]))
             labelled = ((n.mapped_sub_narrative, n.importance, n.assignment)
                         for n in judgment.nuggets)
         length = judgment.length

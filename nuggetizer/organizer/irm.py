@@ -5,7 +5,8 @@
   nuggets (doc_id = nugget number, relevance 2 vital, 1 okay, 0 unjudged importance) and a run
   holds one system's labels (score 1 support, 0.5 partial_support, 0 not_support; an unjudged
   nugget is absent). `nugget_qrels` and `nugget_run` convert assessments to those shapes; each
-  measure calls `nuggetizer.measures.nugget_scores`, so the values are the `score` values.
+  measure calls `nuggetizer.measures.nugget_scores`, so the values are the `score` values (NaN
+  for a measure nothing was judged for, which `score` leaves out).
 - `load_dataset` / `export_dataset`: topics, qrels and the judged segments of an installed
   ir_datasets id, written as the files `nuggetize` reads.
 """
