@@ -24,7 +24,6 @@ from nuggetizer.flow.steps import _stamp, run_journalled
 from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.measures.battles import verdicts
-from nuggetizer.measures.bradley_terry import bootstrap_intervals
 from nuggetizer.methods.base import AnswerKeyMethod, Target
 from nuggetizer.methods.battles import BATTLES_FILE, battle_key
 
@@ -122,6 +121,8 @@ def adaptive_plan(method: AnswerKeyMethod, plan: Plan, targets: Mapping[str, Map
                   budget: int | None, seed: int) -> Plan:
     """A further round (flow/schedule.py `adaptive_pairs`): battles not played yet between
     runs whose Bradley-Terry intervals, fitted on the `judged` battles, overlap."""
+    from nuggetizer.measures.bradley_terry import bootstrap_intervals  # numpy: when it fits
+
     cfg = method.config
     found = verdicts(judged)
     intervals = bootstrap_intervals(found, ties=cfg.ties, rounds=max(1, cfg.rounds),

@@ -8,15 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from nuggetizer.measures.bradley_terry import (
-    TwoOrders,
-    Verdict,
-    bootstrap_intervals,
-    fit_bradley_terry,
-    flip_rates,
-    per_topic,
-    win_matrix,
-)
+from nuggetizer.measures.verdicts import TwoOrders, Verdict, flip_rates, per_topic, win_matrix
 from nuggetizer.methods.base import RunScores
 from nuggetizer.methods.declare import Measure
 
@@ -90,6 +82,9 @@ def matrix_tsv(found: Sequence[Verdict], runs: Sequence[str]) -> str:
 def run_scores(records: Sequence[Mapping[str, Any]], ties: str, rounds: int, seed: int,
                level: float) -> RunScores:
     """Every measure of every run from the battle records (those with a result)."""
+    # numpy (the fit's) only when battles are scored: not at every command's start
+    from nuggetizer.measures.bradley_terry import bootstrap_intervals, fit_bradley_terry
+
     found = verdicts(records)
     scores = fit_bradley_terry(found, ties=ties)
     intervals = bootstrap_intervals(found, ties=ties, rounds=rounds, seed=seed, level=level) \
