@@ -10,6 +10,7 @@ functions, so the same bytes.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -40,8 +41,18 @@ def start() -> None:
 
 
 def submit(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
-    """`function(*args)` in the child, started now if it was not (None: no child here)."""
-    start()
+    """`function(*args)` in the child, started now if it was not (None: no child here). The
+    objects alive when it forks are frozen out of the garbage collector's reach meanwhile, so
+    that the child's collections do not write to, and so copy, the pages it shares with this
+    process."""
+    if _pool is None and can_fork():
+        gc.freeze()
+        try:
+            start()  # the child is forked on its first job, below
+            future = _pool.submit(function, *args) if _pool is not None else None
+        finally:
+            gc.unfreeze()
+        return future
     return _pool.submit(function, *args) if _pool is not None else None
 
 

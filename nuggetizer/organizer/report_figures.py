@@ -31,6 +31,7 @@ from nuggetizer.organizer import figure_worker  # noqa: E402
 DPI = 100
 LABEL_PT = 7.0  # smallest tick label, in points
 CELL_IN = 0.13  # inches per heat-map row and column: a 7 pt label with some space
+STRIP_ROWS = 32  # heat-map rows matplotlib resamples at a time (see _draw_cells)
 LEGEND_RUNS = 12  # the length figure names its runs in a legend up to this many
 
 
@@ -66,7 +67,8 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
     pending = []
     if apart and here:
         for draw, measure, path in apart:
-            future = figure_worker.submit(draw, table, measure, path, dict(ranks or {}))
+            future = figure_worker.submit(draw, one_measure(table, measure), measure, path,
+                                          dict(ranks or {}))
             if future is None:
                 break
             pending.append(future)
@@ -79,6 +81,14 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
             future.result()  # a child's error is raised here
     finally:
         figure_worker.stop()
+
+
+def one_measure(table: ScoreTable, measure: str) -> ScoreTable:
+    """The table's scores of one measure (its runs' means kept whole: the same ranking), all
+    that the child that draws its heat map is sent: a seventh of the rows to copy to it."""
+    per_topic = {run: {q: {measure: row[measure]} for q, row in rows.items() if measure in row}
+                 for run, rows in table.per_topic.items()}
+    return ScoreTable((measure,), table.primary, table.topics, per_topic, table.means)
 
 
 @dataclass(frozen=True)
@@ -167,10 +177,12 @@ def heatmap_png(table: ScoreTable, measure: str, path: Path,
 
 def _draw_cells(ax: Any, scale: ScalarMappable, grid: list[list[float]]) -> None:
     """`ax.imshow(grid, cmap, norm, interpolation="nearest")` drawn from each cell's colour
-    index instead of its value: the same pixels (nearest only copies a cell to its pixels,
-    and each index stands for the very bytes the colour map gives that cell), while
-    matplotlib resamples 2-byte indices instead of 8-byte values and their colour map to the
-    figure's size (a third of the memory of a 150 x 300 map)."""
+    index instead of its value, in bands of STRIP_ROWS rows: the same pixels (nearest only
+    copies a cell to its pixels, each index stands for the very bytes the colour map gives
+    that cell, and a band's edges fall between rows of pixels as the rows of cells do), while
+    matplotlib resamples 2-byte indices instead of 8-byte values, one band at a time, to the
+    figure's size (its arrays of the whole map's pixels, 23 bytes each, take 150 MiB for a
+    150 x 300 map; a band's, a tenth of that)."""
     cells = scale.to_rgba(np.ma.masked_invalid(np.array(grid, dtype=float)), bytes=True)
     if not cells.size:
         ax.imshow(grid, aspect="auto", cmap=scale.cmap, norm=scale.norm,
@@ -179,8 +191,16 @@ def _draw_cells(ax: Any, scale: ScalarMappable, grid: list[list[float]]) -> None
     colours, index = np.unique(cells.reshape(-1, 4), axis=0, return_inverse=True)
     # a float that the colour map turns back into the same byte: (x * 255).astype(uint8)
     exact = np.where(colours == 255, 1.0, (colours + 0.5) / 255)
-    ax.imshow(index.reshape(cells.shape[:2]).astype(np.uint16), aspect="auto",
-              cmap=IndexColours(exact), norm=NoNorm(), interpolation="nearest")
+    indices = index.reshape(cells.shape[:2]).astype(np.uint16)
+    colour_map = IndexColours(exact)
+    rows, columns = indices.shape
+    for top in range(0, rows, STRIP_ROWS):
+        bottom = min(rows, top + STRIP_ROWS)
+        ax.imshow(indices[top:bottom], aspect="auto", cmap=colour_map, norm=NoNorm(),
+                  interpolation="nearest",
+                  extent=(-0.5, columns - 0.5, bottom - 0.5, top - 0.5))
+    ax.set_xlim(-0.5, columns - 0.5)  # the limits one image of the whole grid sets
+    ax.set_ylim(rows - 0.5, -0.5)
 
 
 class IndexColours(ListedColormap):
