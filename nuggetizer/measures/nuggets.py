@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
-from itertools import compress, repeat
-from operator import eq
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from operator import itemgetter
 
 from nuggetizer.labels import CREDIT, STRICT_CREDIT, UNJUDGED
 from nuggetizer.methods.declare import Measure, names
@@ -30,6 +30,7 @@ MEASURES: tuple[str, ...] = names(DECLARED)
 # the measures computed from the nuggets' labels alone (every one but the length L)
 LABEL_MEASURES: tuple[str, ...] = tuple(m.name for m in DECLARED if m.missing is not None)
 LENGTH_LIMIT = 400
+Pick = Callable[[Sequence[str]], tuple[str, ...]]
 # The assignment labels by credit: 1, 0.5 and 0 (labels.py), the weights `label_scores` uses.
 FULL, HALF, NONE = sorted(CREDIT, key=CREDIT.__getitem__, reverse=True)
 assert [CREDIT[x] for x in (FULL, HALF, NONE)] == [1.0, 0.5, 0.0]
@@ -61,8 +62,8 @@ def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[s
     """
     count = assignment.count
     full, half, none = count(FULL), count(HALF), count(NONE)
-    vital = list(compress(assignment, map(eq, importance, repeat("vital"))))
-    okay = list(compress(assignment, map(eq, importance, repeat("okay"))))
+    vital_of, okay_of = _by_importance(tuple(importance))
+    vital, okay = vital_of(assignment), okay_of(assignment)
     vital_full, vital_half, vital_none = vital.count(FULL), vital.count(HALF), vital.count(NONE)
     okay_full, okay_half, okay_none = okay.count(FULL), okay.count(HALF), okay.count(NONE)
     n_all, n_vital = full + half + none, vital_full + vital_half + vital_none
@@ -78,6 +79,22 @@ def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[s
         "W_strict": (vital_full + 0.5 * okay_full) / weight if weight else 0.0,
         "A_strict": full / n_all if n_all else 0.0,
     }
+
+
+@lru_cache(maxsize=4096)
+def _by_importance(importance: tuple[str, ...]) -> tuple[Pick, Pick]:
+    """Functions picking the vital and the okay nuggets' labels out of an answer's labels in
+    nugget order, made once per key (every run's answer to a topic has its key's
+    importance labels, in its order)."""
+    return (_picker([k for k, label in enumerate(importance) if label == "vital"]),
+            _picker([k for k, label in enumerate(importance) if label == "okay"]))
+
+
+def _picker(positions: list[int]) -> Pick:
+    """The labels at `positions` as a tuple (itemgetter gives a bare item for one)."""
+    if len(positions) > 1:
+        return itemgetter(*positions)
+    return lambda labels: tuple(labels[k] for k in positions)
 
 
 def unjudged_measures(importance: Sequence[str], assignment: Sequence[str]
