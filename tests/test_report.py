@@ -23,8 +23,9 @@ from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.measures.nuggets import answer_length
 from nuggetizer.methods.registry import make_method
+from nuggetizer.methods.report_part import ReportPart
 from nuggetizer.organizer import figure_worker
-from nuggetizer.organizer.report import unsupported_nuggets
+from nuggetizer.organizer.report import unsupported_nuggets, write_report
 from nuggetizer.organizer.report_figures import (
     IndexColours,
     distributions_png,
@@ -150,3 +151,21 @@ def test_index_colours_give_the_bytes_the_colour_map_gives() -> None:
     assert np.array_equal(fast(masked, bytes=True), plain(masked, bytes=True))
     assert np.array_equal(fast(index + 40, bytes=True), plain(index + 40, bytes=True))
     assert np.array_equal(fast(index / 36.0), plain(index / 36.0))
+
+
+def test_summary_names_what_stayed_unjudged(assessed, tmp_path):
+    """The nuggets method's page counts unjudged nuggets (its part's `items`), as before the
+    methods declared their report parts; a part that names nothing counts unjudged items."""
+    path = sorted(assessed.glob("*.jsonl"))[0]
+    records = [assessment_record(a) for a in read_assessments(path)]
+    records[0]["nuggets"][0]["assignment"] = "unjudged"
+    records[1]["nuggets"][0]["assignment"] = "unjudged"
+    write_jsonl_atomic(tmp_path / "in" / path.name, records)
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "in"), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "2 unjudged nuggets (left out of the scores)" in page
+    table = score_files(make_method("nuggets"), [tmp_path / "in" / path.name])
+    write_report(table, ReportPart(), tmp_path / "plain")
+    plain = (tmp_path / "plain" / "index.html").read_text(encoding="utf-8")
+    assert "2 unjudged items (left out of the scores)" in plain

@@ -20,6 +20,8 @@ class Gaps(ReportPart):
     """What the page reads of the nugget assessments: each topic's query text and the nuggets
     no run supported."""
 
+    items = "nuggets"
+
     def __init__(self, runs: Collection[str] | None = None) -> None:
         super().__init__(runs)
         self.order: dict[str, dict[str, str]] = {}  # topic: nugget text -> importance

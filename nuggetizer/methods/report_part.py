@@ -40,7 +40,10 @@ class ReportPart:
     """A method's part of the report. `add` sees each judgment record (as `read_scored`
     gives it) of the runs shown, once, while the scores are computed, so that none need be
     kept; `queries` collects the topics' query texts the records carry; `sections` gives the
-    page's parts once the score table (of the runs shown) is known. By default: nothing."""
+    page's parts once the score table (of the runs shown) is known; `items` names what the
+    method's judgments leave unjudged, in the page's summary. By default: nothing."""
+
+    items = "items"
 
     def __init__(self, runs: Collection[str] | None = None) -> None:
         self.runs = runs  # only these runs' judgments count (None: all)

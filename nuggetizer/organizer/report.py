@@ -179,7 +179,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
             figure.draw(out_dir / figure.name)
     if summary is None:
         summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
-                   f"{sum(table.unjudged.values())} unjudged items (left out of the scores), "
+                   f"{sum(table.unjudged.values())} unjudged {part.items} "
+                   "(left out of the scores), "
                    f"{sum(table.missing.values())} unanswered topics (scored 0).")
     if runs:
         summary += (f" Shown: {len(shown.means)} of the {len(table.means)} runs; ranks are "
