@@ -16,7 +16,7 @@ from matplotlib.colors import ListedColormap
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.flow.scoring import score_files
+from nuggetizer.flow.scoring import ScoreTable, score_files
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.assessments import assessment_record, read_assessments
 from nuggetizer.formats.nuggets import read_nuggets
@@ -24,7 +24,7 @@ from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.measures.nuggets import answer_length
 from nuggetizer.methods.registry import make_method
 from nuggetizer.methods.report_part import ReportPart
-from nuggetizer.organizer import figure_worker
+from nuggetizer.organizer import figure_worker, report_figures
 from nuggetizer.organizer.report import unsupported_nuggets, write_report
 from nuggetizer.organizer.report_figures import (
     IndexColours,
@@ -107,7 +107,8 @@ import sys
 from pathlib import Path
 from nuggetizer.flow.scoring import score_files
 from nuggetizer.methods.registry import make_method
-from nuggetizer.organizer import figure_worker
+from nuggetizer.flow.scoring import ScoreTable
+from nuggetizer.organizer import figure_worker, report_figures
 from nuggetizer.organizer.report_figures import draw_all, distributions_png, heatmap_png, length_png
 figure_worker.cpus = lambda: 2
 assert figure_worker.can_fork(), "this fresh process runs one thread and can fork"
@@ -169,3 +170,28 @@ def test_summary_names_what_stayed_unjudged(assessed, tmp_path):
     write_report(table, ReportPart(), tmp_path / "plain")
     plain = (tmp_path / "plain" / "index.html").read_text(encoding="utf-8")
     assert "2 unjudged items (left out of the scores)" in plain
+
+
+@pytest.mark.parametrize(("runs", "topics"), [(3, 5), (1, 40), (20, 50), (83, 119), (12, 301)])
+def test_heat_map_in_bands_is_the_bytes_of_one_image(runs, topics, tmp_path, monkeypatch):
+    """The heat map drawn in bands of rows (matplotlib resamples a band at a time) is byte for
+    byte the PNG of one `imshow` of the whole grid of values, missing cells included."""
+    rng = np.random.default_rng(runs * 1000 + topics)
+    names = [f"topic-{int(rng.integers(10 ** int(rng.integers(1, 6))))}-{k}"
+             for k in range(topics)]
+    table = ScoreTable(("V_strict",), "V_strict", names)
+    for r in range(runs):
+        run = f"run{r:03d}" + "x" * int(rng.integers(0, 30))
+        values = rng.choice([0.0, 0.25, 1 / 3, 0.5, 1.0, float("nan"), 0.7321], size=topics)
+        table.per_topic[run] = {q: {"V_strict": float(v)} for q, v in zip(names, values)
+                                if rng.random() < 0.97}
+        table.means[run] = {"V_strict": float(rng.random())}
+    heatmap_png(table, "V_strict", tmp_path / "bands.png")
+
+    def one_image(ax, scale, grid):
+        ax.imshow(grid, aspect="auto", cmap=scale.cmap, norm=scale.norm,
+                  interpolation="nearest")
+
+    monkeypatch.setattr(report_figures, "_draw_cells", one_image)
+    heatmap_png(table, "V_strict", tmp_path / "one.png")
+    assert (tmp_path / "bands.png").read_bytes() == (tmp_path / "one.png").read_bytes()

@@ -193,7 +193,7 @@ def _draw_cells(ax: Any, scale: ScalarMappable, grid: list[list[float]]) -> None
     exact = np.where(colours == 255, 1.0, (colours + 0.5) / 255)
     indices = index.reshape(cells.shape[:2]).astype(np.uint16)
     colour_map = IndexColours(exact)
-    rows, columns = indices.shape
+    rows, columns = len(grid), len(grid[0])
     for top in range(0, rows, STRIP_ROWS):
         bottom = min(rows, top + STRIP_ROWS)
         ax.imshow(indices[top:bottom], aspect="auto", cmap=colour_map, norm=NoNorm(),
