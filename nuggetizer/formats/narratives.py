@@ -17,10 +17,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import PlainValidator, StrictStr
+from pydantic_core import PydanticCustomError
 
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.jsonl import field, id_field, iter_jsonl
+from nuggetizer.formats.jsonl import id_field, iter_jsonl
+from nuggetizer.formats.records import Record, validated
 
 NARRATIVE_IDS = ("qid", "narrative_id", "id", "topic_id")
 
@@ -31,6 +35,33 @@ def clean(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] == '"':
         text = text[1:-1].strip()
     return text
+
+
+def _sub_narrative(value: Any) -> str:
+    """A non-empty string, or an object with a non-empty `text` string, cleaned."""
+    text = value.get("text") if isinstance(value, dict) else value
+    if not isinstance(text, str) or not clean(text):
+        raise PydanticCustomError("text_sub_narrative", 'must be a non-empty string or an '
+                                  'object with a "text" string')
+    return clean(text)
+
+
+class Narrative(Record):
+    """A line of a narratives file: its sub-narratives (the id is read by `id_field`)."""
+
+    sub_narratives: list[Annotated[str, PlainValidator(_sub_narrative)]]
+
+
+class MappedNugget(Record):
+    """A nugget of a 2026 nuggets file: the sub-narrative it maps to, if any."""
+
+    mapped_sub_narrative: StrictStr | None = None
+
+
+class MappedNuggets(Record):
+    """A line of a 2026 nuggets file, as far as its sub-narratives go."""
+
+    nuggets: list[MappedNugget]
 
 
 def _objects(path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
@@ -55,13 +86,7 @@ def read_narratives(path: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for line, obj in _objects(path):
         qid = id_field(obj, NARRATIVE_IDS, path, line)
-        subs = []
-        for i, item in enumerate(field(obj, "sub_narratives", list, path, line)):
-            text = item.get("text") if isinstance(item, dict) else item
-            if not isinstance(text, str) or not clean(text):
-                raise InputError(path, line, f"sub_narratives[{i}] must be a non-empty string "
-                                 'or an object with a "text" string')
-            subs.append(clean(text))
+        subs = validated(Narrative, obj, path, line).sub_narratives
         if qid in found:
             raise InputError(path, line, f"narrative {qid!r} is listed twice")
         found[qid] = subs
@@ -75,14 +100,9 @@ def sub_narratives_from_nuggets(path: Path) -> dict[str, list[str]]:
     for line, obj in iter_jsonl(path):
         qid = id_field(obj, NARRATIVE_IDS, path, line)
         subs = found.setdefault(qid, [])
-        for i, nugget in enumerate(field(obj, "nuggets", list, path, line)):
-            mapped = nugget.get("mapped_sub_narrative") if isinstance(nugget, dict) else None
-            if mapped is None:
-                continue
-            if not isinstance(mapped, str):
-                raise InputError(path, line, f"nuggets[{i}].mapped_sub_narrative must be a "
-                                 "string")
-            if clean(mapped) and clean(mapped) not in subs:
+        for nugget in validated(MappedNuggets, obj, path, line).nuggets:
+            mapped = nugget.mapped_sub_narrative
+            if mapped is not None and clean(mapped) and clean(mapped) not in subs:
                 subs.append(clean(mapped))
     return found
 

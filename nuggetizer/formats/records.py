@@ -119,6 +119,8 @@ def describe(error: ErrorDetails) -> str:
         return f"{name} must be {words} {limit}, got {value!r}"
     if kind.startswith(("id_", "number_")):
         return f"{name} {error['msg']}" + ("" if kind == "id_empty" else f", {_got(value)}")
+    if kind.startswith("text_"):
+        return f"{name} {error['msg']}, {_got(value)}"
     return f"{name}: {error['msg']}, {_got(value)}"
 
 
