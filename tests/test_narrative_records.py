@@ -24,11 +24,11 @@ def test_good_narratives_are_cleaned(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("line", "message"), [
     ('{"qid": "2", "sub_narratives": ["ok", ""]}',
-     'n.jsonl:2: sub_narratives[1] must be a non-empty string or an object with a "text" '
-     'string, got string ""'),
+     'n.jsonl:2: field \'sub_narratives[1]\' must be a non-empty string or an object '
+     'with a "text" string, got string \'""\''),
     ('{"qid": "2", "sub_narratives": "x"}',
-     'n.jsonl:2: sub_narratives must be a list, got string "x"'),
-    ('{"qid": "2"}', "n.jsonl:2: field 'sub_narratives' is missing; add it"),
+     'n.jsonl:2: field \'sub_narratives\' must be array, got string \'"x"\''),
+    ('{"qid": "2"}', "n.jsonl:2: missing field 'sub_narratives' (expected array)"),
 ])
 def test_bad_narrative_named_by_file_line_field(tmp_path: Path, line: str,
                                                 message: str) -> None:
@@ -47,4 +47,4 @@ def test_mapped_sub_narrative_must_be_a_string(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         sub_narratives_from_nuggets(bad)
     assert str(caught.value).endswith(
-        "b.jsonl:1: nuggets[0].mapped_sub_narrative must be a string, got integer 3")
+        "b.jsonl:1: field 'nuggets[0].mapped_sub_narrative' must be string, got integer '3'")

@@ -92,20 +92,22 @@ def set_at(records: Records, where: tuple[Any, ...], value: Any) -> Records:
 # method: (good records, (where in the key, value, message), (where in the judgments, ...))
 CASES: dict[str, tuple[Callable[[], tuple[Records, Records]], tuple[Any, ...] | None,
                        tuple[Any, ...]]] = {
-    "crux": (crux_case, ((0, "ratings", "d1", 1), 9, "ratings.d1[1] must be at most 5"),
-             ((0, "ratings", 1), "high", "ratings[1] must be an integer, got string")),
-    "kpr": (kpr_case, ((0, "key_points", 1, "text"), ..., "key_points[1].text is missing"),
-            ((0, "key_points", 0, "label"), 1, "key_points[0].label must be a string")),
+    "crux": (crux_case, ((0, "ratings", "d1", 1), 9, "field 'ratings.d1[1]' must be at most 5"),
+             ((0, "ratings", 1), "high", "field 'ratings[1]' must be integer, got string")),
+    "kpr": (kpr_case, ((0, "key_points", 1, "text"), ...,
+                       "missing field 'key_points[1].text' (expected string)"),
+            ((0, "key_points", 0, "label"), 1, "field 'key_points[0].label' must be string")),
     "udcg": (udcg_case, ((0, "passages", 0, "doc_id"), None,
-                         "passages[0].doc_id must be a string, got null"),
-             ((0, "utilities", 0), "x", "utilities[0] must be a number, got string")),
+                         "field 'passages[0].doc_id' must be string, got null"),
+             ((0, "utilities", 0), "x", "field 'utilities[0]' must be number, got string")),
     "rubrics": (rubrics_case, ((1, "rubrics", 2, "weight"), "x",
-                               "rubrics[2].weight must be a number, got string"),
-                ((1, "criteria", 3, "weight"), True, "criteria[3].weight must be a number")),
-    "support": (support_case, None, ((0, "sentences", 0, "pairs", 0, "label"), ...,
-                                     "sentences[0].pairs[0].label is missing")),
+                               "field 'rubrics[2].weight' must be number, got string"),
+                ((1, "criteria", 3, "weight"), True, "field 'criteria[3].weight' must be number")),
+    "support": (support_case, None, (
+        (0, "sentences", 0, "pairs", 0, "label"), ...,
+        "missing field 'sentences[0].pairs[0].label' (expected string)")),
     "battles": (battles_case, None, ((0, "orders"), [],
-                                     "orders must hold at least 1 item(s), got 0")),
+                                     "field 'orders' must hold at least 1 item(s), got 0")),
 }
 
 
@@ -160,10 +162,10 @@ def test_crux_context_judgments_are_checked_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("record", "message"), [
-    ({"qid": "t1"}, "field 'run_id' is missing; add it"),
-    ({"run_id": "", "qid": "t1"}, "run_id is empty"),
-    ({"run_id": True, "qid": "t1"}, "run_id must be a string or an integer, got boolean"),
-    ({"run_id": "r1", "qid": [1]}, "qid must be a string or an integer, got array"),
+    ({"qid": "t1"}, "missing field 'run_id' (expected string or integer)"),
+    ({"run_id": "", "qid": "t1"}, "field 'run_id' is empty"),
+    ({"run_id": True, "qid": "t1"}, "field 'run_id' must be string or integer, got boolean"),
+    ({"run_id": "r1", "qid": [1]}, "field 'qid' must be string or integer, got array"),
 ])
 def test_ids_in_plain_words(record: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError) as info:

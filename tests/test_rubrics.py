@@ -250,7 +250,8 @@ def test_bad_rubrics_and_nuggetize_refused(tmp_path: Path) -> None:
     result = run_cli("assign", "--method", "rubrics", "--key", bad, "--run", run, "-o",
                      tmp_path / "j", "--assessor", "mock", "--no-cache")
     assert result.exit_code == 2
-    assert f"{bad}:1" in result.output and "rubrics[0] must be an object" in result.output
+    assert f"{bad}:1" in result.output
+    assert "missing field 'rubrics[0].weight' (expected number)" in result.output
     assert not (tmp_path / "j").exists()
     topics = RAG26_DEV / "research-rubrics-topics-dev.tsv"
     refused = run_cli("nuggetize", "--method", "rubrics", "--topics", topics, "-o",

@@ -17,17 +17,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import StrictInt, StrictStr, ValidationError
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import field, id_field, iter_lines, parse_object
+from nuggetizer.formats.jsonl import iter_lines, parse_object
 from nuggetizer.formats.nuggets import (
+    NuggetItem,
     check_label,
     extras_record,
-    nugget_extras,
-    parse_nugget,
+    importance_label,
     warn_labels,
 )
+from nuggetizer.formats.records import IdText, Record, validated
 from nuggetizer.labels import (
     ASSIGNMENT_VALUES,
     CASTORINI_FAILED,
@@ -35,6 +36,27 @@ from nuggetizer.labels import (
     importance_of,
 )
 from nuggetizer.types import AssessedNugget, Assessment, NuggetList
+
+
+class AssessedItem(NuggetItem):
+    """A judged nugget as a file gives it: the nugget, its assignment label and, where the
+    LLM's answer could not be read, that answer."""
+
+    assignment: StrictStr
+    raw: StrictStr | None = None
+
+
+class AssessmentLine(Record):
+    """A line of an assessments file (castorini's spell `length` as `response_length`, and
+    older ones have no `run_id`)."""
+
+    run_id: IdText | None = None
+    qid: IdText
+    query: StrictStr
+    answer_text: StrictStr
+    length: StrictInt | None = None
+    response_length: StrictInt | None = None
+    nuggets: list[AssessedItem]
 
 
 def _well_formed(obj: dict[str, Any]) -> Assessment | None:
@@ -60,47 +82,30 @@ def _well_formed(obj: dict[str, Any]) -> Assessment | None:
 
 def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: bool) -> Assessment:
     """One assessment line; under `lenient`, unknown labels become "unjudged" and are logged."""
-    run_id = id_field(obj, ("run_id",), path, line) if "run_id" in obj else path.stem
-    qid = id_field(obj, ("qid",), path, line)
-    query = field(obj, "query", str, path, line)
-    answer_text = field(obj, "answer_text", str, path, line)
-    length_key = "length" if "length" in obj else "response_length"
-    length = field(obj, length_key, int, path, line, default=None)
-    items = field(obj, "nuggets", list, path, line)
+    given = validated(AssessmentLine, obj, path, line)
+    stated = "length" not in obj and "response_length" in obj
     nuggets: list[AssessedNugget] = []
     bad_importance: list[str] = []
     bad_assignment: list[str] = []
-    for k, item in enumerate(items):
-        text, importance, raw_importance = parse_nugget(item, k, path, line, lenient=lenient)
-        where = f"nuggets[{k}]."
-        label = field(item, "assignment", str, path, line, where=where)
+    for k, item in enumerate(given.nuggets):
+        importance, raw_importance = importance_label(item, k, path, line, lenient=lenient)
+        label = item.assignment
         assignment = "unjudged" if label.strip().lower() == CASTORINI_FAILED else check_label(
-            label, ASSIGNMENT_VALUES, f"{where}assignment label", path, line, lenient=lenient
-        )
+            label, ASSIGNMENT_VALUES, f"nuggets[{k}].assignment label", path, line,
+            lenient=lenient)
         if importance is None:
             bad_importance.append(raw_importance)
         if assignment is None:
             bad_assignment.append(label)
-        nuggets.append(
-            AssessedNugget(
-                text=text,
-                importance=importance_of(importance),
-                assignment=assignment_of(assignment),
-                raw=field(item, "raw", str, path, line, default=None, where=where),
-                **nugget_extras(item, k, path, line),
-            )
-        )
+        nuggets.append(AssessedNugget(text=item.text, importance=importance_of(importance),
+                                      assignment=assignment_of(assignment), raw=item.raw,
+                                      **item.extras()))
     warn_labels(path, line, "importance", bad_importance)
     warn_labels(path, line, "assignment", bad_assignment)
-    return Assessment(
-        run_id=run_id,
-        qid=qid,
-        query=query,
-        answer_text=answer_text,
-        length=length,
-        nuggets=nuggets,
-        stated_length=length_key == "response_length",
-    )
+    return Assessment(run_id=given.run_id or path.stem, qid=given.qid, query=given.query,
+                      answer_text=given.answer_text,
+                      length=given.response_length if stated else given.length,
+                      nuggets=nuggets, stated_length=stated)
 
 
 def iter_assessments(path: str | Path, *, lenient: bool = False

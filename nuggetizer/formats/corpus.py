@@ -12,19 +12,26 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from pydantic import AliasChoices, Field, StrictStr
+
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import (
-    base_suffix,
-    field,
-    first_field,
-    id_field,
-    iter_lines,
-    parse_object,
-)
+from nuggetizer.formats.jsonl import base_suffix, iter_lines, parse_object
+from nuggetizer.formats.records import IdText, Record, validated
 from nuggetizer.types import Segment
 
-ID_KEYS = ("id", "docid", "segment_id", "_id", "docno", "doc_id")
-TEXT_KEYS = ("contents", "segment", "text")
+
+class PassageId(Record):
+    """A corpus line's id, under the first of its names the line has."""
+
+    id: IdText = Field(validation_alias=AliasChoices("id", "docid", "segment_id", "_id",
+                                                     "docno", "doc_id"))
+
+
+class Passage(PassageId):
+    """A corpus line: its id, text and (optional) title."""
+
+    text: StrictStr = Field(validation_alias=AliasChoices("contents", "segment", "text"))
+    title: StrictStr | None = None
 
 # A top-level or nested id key with a string or integer value. Quotes inside JSON strings are
 # escaped, so `"docid": "` can only be structure, never text inside a value.
@@ -60,13 +67,11 @@ def _iter_jsonl(path: Path, wanted: set[str] | None) -> Iterator[tuple[int, Segm
                 yield number, None
                 continue
         obj = parse_object(text, path, number)
-        seg_id = id_field(obj, ID_KEYS, path, number)
-        if wanted is not None and seg_id not in wanted:
+        if wanted is not None and validated(PassageId, obj, path, number).id not in wanted:
             yield number, None
             continue
-        _, body = first_field(obj, TEXT_KEYS, str, path, number)
-        title = field(obj, "title", str, path, number, default="")
-        yield number, Segment(id=seg_id, text=body, title=title)
+        passage = validated(Passage, obj, path, number)
+        yield number, Segment(id=passage.id, text=passage.text, title=passage.title or "")
 
 
 def _iter_tsv(path: Path, wanted: set[str] | None) -> Iterator[tuple[int, Segment | None]]:

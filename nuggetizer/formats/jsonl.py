@@ -15,14 +15,13 @@ from typing import IO, Any, TypeVar
 import orjson
 
 from nuggetizer.errors import InputError
+from nuggetizer.formats.records import MISSING, excerpt, field, type_name
 
 __all__ = [
     "MISSING",
     "base_suffix",
     "excerpt",
     "field",
-    "first_field",
-    "id_field",
     "iter_decoded",
     "iter_jsonl",
     "iter_lines",
@@ -31,42 +30,9 @@ __all__ = [
 ]
 
 
-class _Missing:
-    """Sentinel type for "no default given"."""
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
-_JSON_NAMES: dict[type, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    dict: "object",
-    type(None): "null",
-}
-
 _BOM = b"\xef\xbb\xbf"
 T = TypeVar("T")
 _BUFFER = 1 << 20  # lines of a few KB (an answer and its judgments): 8 KB reads cost 3x
-
-
-def type_name(value_or_type: Any) -> str:
-    """The JSON name of a Python type or of a value's type ("string", "array", ...)."""
-    typ = value_or_type if isinstance(value_or_type, type) else type(value_or_type)
-    return _JSON_NAMES.get(typ, typ.__name__)
-
-
-def excerpt(text: str, limit: int = 60) -> str:
-    """A short quoted excerpt of `text` for error messages."""
-    text = text.strip()
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return repr(text)
 
 
 def _open_binary(path: Path) -> IO[bytes] | gzip.GzipFile:
@@ -176,89 +142,6 @@ def _iter_objects(path: Path, decode: Callable[[bytes], Any] | None = None
                     yield number, parse_object(text, path, number)
         except (OSError, EOFError) as exc:  # e.g. a truncated or corrupt .gz
             raise InputError(path, None, f"cannot read: {exc}") from None
-
-
-def _type_ok(value: Any, typ: type | tuple[type, ...]) -> bool:
-    """isinstance, except that a boolean is not an integer or a number here."""
-    types = typ if isinstance(typ, tuple) else (typ,)
-    if isinstance(value, bool) and bool not in types:
-        return False
-    if float in types and isinstance(value, int):
-        return True
-    return isinstance(value, types)
-
-
-def _expected(typ: type | tuple[type, ...]) -> str:
-    types = typ if isinstance(typ, tuple) else (typ,)
-    return " or ".join(type_name(t) for t in types)
-
-
-def field(
-    obj: dict[str, Any],
-    name: str,
-    typ: type | tuple[type, ...],
-    path: str | Path,
-    line: int | None,
-    *,
-    default: Any = MISSING,
-    where: str = "",
-) -> Any:
-    """Fetch `obj[name]` checking its JSON type; `default` (when given) stands in for a missing key.
-
-    `where` prefixes the field name in messages, e.g. "answer[3]." gives "answer[3].citations".
-    A JSON null counts as missing only when a default is given and null is not an allowed type.
-    """
-    label = f"{where}{name}"
-    null_as_missing = default is not MISSING and not _type_ok(None, typ)
-    if name not in obj or (obj[name] is None and null_as_missing):
-        if default is MISSING:
-            raise InputError(path, line, f"missing field {label!r} (expected {_expected(typ)})")
-        return default
-    value = obj[name]
-    if not _type_ok(value, typ):
-        raise InputError(
-            path,
-            line,
-            f"field {label!r} must be {_expected(typ)}, got {type_name(value)} "
-            f"{excerpt(json.dumps(value, ensure_ascii=False), 40)}",
-        )
-    return value
-
-
-def first_field(
-    obj: dict[str, Any],
-    names: tuple[str, ...],
-    typ: type | tuple[type, ...],
-    path: str | Path,
-    line: int | None,
-    *,
-    default: Any = MISSING,
-    where: str = "",
-) -> tuple[str | None, Any]:
-    """Fetch the first present key of `names` (aliases), as (key, value) with a type check."""
-    for name in names:
-        if name in obj:
-            return name, field(obj, name, typ, path, line, where=where)
-    if default is not MISSING:
-        return None, default
-    choices = " / ".join(repr(f"{where}{n}") for n in names)
-    raise InputError(path, line, f"missing field: expected one of {choices} ({_expected(typ)})")
-
-
-def id_field(
-    obj: dict[str, Any],
-    names: tuple[str, ...],
-    path: str | Path,
-    line: int | None,
-    *,
-    where: str = "",
-) -> str:
-    """Fetch an identifier under the first present alias of `names`: non-empty string or integer."""
-    key, value = first_field(obj, names, (str, int), path, line, where=where)
-    text = str(value).strip()
-    if not text:
-        raise InputError(path, line, f"field {where}{key!r} is empty")
-    return text
 
 
 def base_suffix(path: str | Path) -> str:

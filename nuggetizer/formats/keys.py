@@ -14,10 +14,45 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import first_field, id_field, iter_jsonl, type_name
+from pydantic import AliasChoices, Field, StrictBool, StrictStr, model_validator
+from pydantic_core import PydanticCustomError
 
-ANSWER_KEYS = ("response", "answer")
+from nuggetizer.errors import InputError
+from nuggetizer.formats.jsonl import iter_jsonl
+from nuggetizer.formats.records import IdText, Record, type_name, validated
+
+
+class ReportAnswer(Record):
+    """A plain-text answer: its topic, its text and, optionally, its run."""
+
+    qid: IdText = Field(validation_alias=AliasChoices("qid", "topic_id", "id"))
+    text: StrictStr = Field(validation_alias=AliasChoices("response", "answer"))
+    run_id: IdText | None = None
+
+
+class UdcgPassage(Record):
+    """A passage of the UDCG reference sample: its id and whether it is relevant."""
+
+    doc_id: StrictStr
+    is_relevant: StrictBool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _both(cls, value: Any) -> Any:
+        """Both fields, in one message: the sample's passages are made by a script."""
+        if not (isinstance(value, dict) and isinstance(value.get("doc_id"), str)
+                and isinstance(value.get("is_relevant"), bool)):
+            raise PydanticCustomError("rule", "needs a string 'doc_id' and a boolean "
+                                      "'is_relevant'")
+        return value
+
+
+class UdcgExample(Record):
+    """An example of the UDCG reference sample: its id, question and passages."""
+
+    example_id: StrictStr
+    question: StrictStr
+    passages: list[UdcgPassage]
 
 
 def read_reports(path: str | Path, run_id: str | None = None) -> tuple[str, dict[str, str]]:
@@ -27,13 +62,11 @@ def read_reports(path: str | Path, run_id: str | None = None) -> tuple[str, dict
     answers: dict[str, str] = {}
     found: str | None = None
     for number, obj in iter_jsonl(path):
-        qid = id_field(obj, ("qid", "topic_id", "id"), path, number)
-        _, text = first_field(obj, ANSWER_KEYS, str, path, number)
-        if "run_id" in obj:
-            found = found or id_field(obj, ("run_id",), path, number)
-        if qid in answers:
-            raise InputError(path, number, f"duplicate topic {qid!r}")
-        answers[qid] = text
+        answer = validated(ReportAnswer, obj, path, number)
+        found = found or answer.run_id
+        if answer.qid in answers:
+            raise InputError(path, number, f"duplicate topic {answer.qid!r}")
+        answers[answer.qid] = answer.text
     if not answers:
         raise InputError(path, None, "no answers in file")
     return run_id or found or path.name.split(".")[0], answers
@@ -53,22 +86,10 @@ def read_udcg_dataset(path: str | Path) -> list[dict[str, Any]]:
         raise InputError(path, None, f"expected a JSON array of examples, got {type_name(data)}")
     records = []
     for index, example in enumerate(data):
-        where = f"example {index}"
-        if not isinstance(example, dict):
-            raise InputError(path, None, f"{where}: expected an object")
-        for name, typ in (("example_id", str), ("question", str), ("passages", list)):
-            if not isinstance(example.get(name), typ):
-                raise InputError(path, None, f"{where}: field {name!r} must be {type_name(typ)}")
-        passages = []
-        for k, p in enumerate(example["passages"]):
-            if not isinstance(p, dict) or not isinstance(p.get("doc_id"), str) or not isinstance(
-                p.get("is_relevant"), bool
-            ):
-                raise InputError(path, None, f"{where}: passages[{k}] needs a string 'doc_id' "
-                                 "and a boolean 'is_relevant'")
-            passages.append({"doc_id": p["doc_id"], "text": p.get("text", ""),
-                             "is_relevant": p["is_relevant"],
-                             "models_info": p.get("models_info", {})})
+        checked = validated(UdcgExample, example, path, None, where=f"example {index}: ")
+        passages = [{"doc_id": p.doc_id, "text": raw.get("text", ""),
+                     "is_relevant": p.is_relevant, "models_info": raw.get("models_info", {})}
+                    for p, raw in zip(checked.passages, example["passages"], strict=True)]
         record = {"qid": example["example_id"], "query": example["question"],
                   "passages": passages}
         if isinstance(example.get("udcg"), dict):

@@ -19,14 +19,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, StrictStr
+from pydantic import AliasChoices, Field, PlainValidator, StrictStr
 from pydantic_core import PydanticCustomError
 
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.jsonl import id_field, iter_jsonl
-from nuggetizer.formats.records import Record, validated
+from nuggetizer.formats.jsonl import iter_jsonl
+from nuggetizer.formats.records import IdText, Record, validated
 
-NARRATIVE_IDS = ("qid", "narrative_id", "id", "topic_id")
+
+class NarrativeId(Record):
+    """What names a narrative: its id, under the first of its names the line has."""
+
+    qid: IdText = Field(validation_alias=AliasChoices("qid", "narrative_id", "id", "topic_id"))
 
 
 def clean(text: str) -> str:
@@ -46,8 +50,8 @@ def _sub_narrative(value: Any) -> str:
     return clean(text)
 
 
-class Narrative(Record):
-    """A line of a narratives file: its sub-narratives (the id is read by `id_field`)."""
+class Narrative(NarrativeId):
+    """A line of a narratives file: its id and sub-narratives."""
 
     sub_narratives: list[Annotated[str, PlainValidator(_sub_narrative)]]
 
@@ -58,7 +62,7 @@ class MappedNugget(Record):
     mapped_sub_narrative: StrictStr | None = None
 
 
-class MappedNuggets(Record):
+class MappedNuggets(NarrativeId):
     """A line of a 2026 nuggets file, as far as its sub-narratives go."""
 
     nuggets: list[MappedNugget]
@@ -85,11 +89,10 @@ def read_narratives(path: Path) -> dict[str, list[str]]:
     """narrative id -> its sub-narratives, from a narratives file."""
     found: dict[str, list[str]] = {}
     for line, obj in _objects(path):
-        qid = id_field(obj, NARRATIVE_IDS, path, line)
-        subs = validated(Narrative, obj, path, line).sub_narratives
-        if qid in found:
-            raise InputError(path, line, f"narrative {qid!r} is listed twice")
-        found[qid] = subs
+        narrative = validated(Narrative, obj, path, line)
+        if narrative.qid in found:
+            raise InputError(path, line, f"narrative {narrative.qid!r} is listed twice")
+        found[narrative.qid] = narrative.sub_narratives
     return found
 
 
@@ -98,9 +101,9 @@ def sub_narratives_from_nuggets(path: Path) -> dict[str, list[str]]:
     appearance (nuggets without `mapped_sub_narrative` add none)."""
     found: dict[str, list[str]] = {}
     for line, obj in iter_jsonl(path):
-        qid = id_field(obj, NARRATIVE_IDS, path, line)
-        subs = found.setdefault(qid, [])
-        for nugget in validated(MappedNuggets, obj, path, line).nuggets:
+        topic = validated(MappedNuggets, obj, path, line)
+        subs = found.setdefault(topic.qid, [])
+        for nugget in topic.nuggets:
             mapped = nugget.mapped_sub_narrative
             if mapped is not None and clean(mapped) and clean(mapped) not in subs:
                 subs.append(clean(mapped))

@@ -12,14 +12,39 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pydantic import StrictStr
+
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, type_name
+from nuggetizer.formats.jsonl import iter_jsonl
+from nuggetizer.formats.records import IdText, Record, Text, validated
 from nuggetizer.labels import IMPORTANCE_VALUES, importance_of
 from nuggetizer.types import Nugget, NuggetList
 
 log = logging.getLogger(__name__)
 # Optional string fields of a nugget, kept through reading, assignment, sheets and writing.
 EXTRAS = ("mapped_sub_narrative", "source")
+
+
+class NuggetItem(Record):
+    """A nugget as a file gives it: its text, its importance label (none: unjudged) and the
+    EXTRAS."""
+
+    text: Text
+    importance: StrictStr | None = None
+    mapped_sub_narrative: StrictStr | None = None
+    source: StrictStr | None = None
+
+    def extras(self) -> dict[str, str]:
+        """The EXTRAS it carries (null or absent leaves one out)."""
+        return {name: value for name in EXTRAS if (value := getattr(self, name)) is not None}
+
+
+class NuggetLine(Record):
+    """A line of a nuggets file: the topic, its query and its nuggets."""
+
+    qid: IdText
+    query: StrictStr
+    nuggets: list[NuggetItem]
 
 def check_label(
     value: str,
@@ -58,29 +83,12 @@ def warn_labels(path: Path, line: int, what: str, labels: list[str]) -> None:
         )
 
 
-def parse_nugget(
-    item: Any, k: int, path: Path, line: int, *, lenient: bool
-) -> tuple[str, str | None, str]:
-    """(text, importance or None when unknown under `lenient`, raw importance) of `nuggets[k]`."""
-    where = f"nuggets[{k}]."
-    if not isinstance(item, dict):
-        raise InputError(path, line, f"nuggets[{k}] must be an object, got {type_name(item)}")
-    text = field(item, "text", str, path, line, where=where)
-    if not text.strip():
-        raise InputError(path, line, f"{where}text is empty")
-    raw = field(item, "importance", str, path, line, default="unjudged", where=where)
-    importance = check_label(
-        raw, IMPORTANCE_VALUES, f"{where}importance label", path, line, lenient=lenient
-    )
-    return text, importance, raw
-
-
-def nugget_extras(item: dict[str, Any], k: int, path: Path, line: int) -> dict[str, str]:
-    """The EXTRAS fields `nuggets[k]` carries (strings; null or absent leaves one out)."""
-    where = f"nuggets[{k}]."
-    found = {name: field(item, name, str, path, line, default=None, where=where)
-             for name in EXTRAS}
-    return {name: value for name, value in found.items() if value is not None}
+def importance_label(item: NuggetItem, k: int, path: Path, line: int, *, lenient: bool
+                     ) -> tuple[str | None, str]:
+    """(importance or None when unknown under `lenient`, the label as written) of `nuggets[k]`."""
+    raw = "unjudged" if item.importance is None else item.importance
+    return check_label(raw, IMPORTANCE_VALUES, f"nuggets[{k}].importance label", path, line,
+                       lenient=lenient), raw
 
 
 def extras_record(nugget: Any) -> dict[str, str]:
@@ -91,18 +99,16 @@ def extras_record(nugget: Any) -> dict[str, str]:
 def parse_nugget_list(obj: dict[str, Any], path: Path, line: int, *, lenient: bool
                       ) -> NuggetList:
     """One topic's nuggets from a line of a nuggets file (see `read_nuggets`)."""
-    qid = id_field(obj, ("qid",), path, line)
-    query = field(obj, "query", str, path, line)
-    items = field(obj, "nuggets", list, path, line)
+    topic = validated(NuggetLine, obj, path, line)
     nuggets, unknown = [], []
-    for k, item in enumerate(items):
-        text, importance, raw = parse_nugget(item, k, path, line, lenient=lenient)
-        nuggets.append(Nugget(text=text, importance=importance_of(importance),
-                              **nugget_extras(item, k, path, line)))
+    for k, item in enumerate(topic.nuggets):
+        importance, raw = importance_label(item, k, path, line, lenient=lenient)
+        nuggets.append(Nugget(text=item.text, importance=importance_of(importance),
+                              **item.extras()))
         if importance is None:
             unknown.append(raw)
     warn_labels(path, line, "importance", unknown)
-    return NuggetList(qid=qid, query=query, nuggets=nuggets)
+    return NuggetList(qid=topic.qid, query=topic.query, nuggets=nuggets)
 
 
 def read_nuggets(path: str | Path, *, lenient: bool = False) -> dict[str, NuggetList]:

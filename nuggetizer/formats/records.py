@@ -7,35 +7,117 @@ here; each method's own records are in methods/records.py.
 
 from __future__ import annotations
 
+import difflib
 import json
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, PlainValidator, StrictStr, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    create_model,
+)
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import type_name
+
+
+class _Missing:
+    """Sentinel type for "no default given"."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+_JSON_NAMES: dict[type, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
+
+
+def type_name(value_or_type: Any) -> str:
+    """The JSON name of a Python type or of a value's type ("string", "array", ...)."""
+    typ = value_or_type if isinstance(value_or_type, type) else type(value_or_type)
+    return _JSON_NAMES.get(typ, typ.__name__)
+
+
+def excerpt(text: str, limit: int = 60) -> str:
+    """A short quoted excerpt of `text` for error messages."""
+    text = text.strip()
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return repr(text)
+
+
+def wrong_type(expected: str) -> PydanticCustomError:
+    """The error of a value that is not of the JSON type(s) `expected` ("string or integer")."""
+    return PydanticCustomError("json_type", "must be {expected}", {"expected": expected})
 
 
 def _id(value: Any) -> str | int:
     """A non-empty string or an integer (not a boolean)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise PydanticCustomError("id_type", "must be a string or an integer")
+        raise wrong_type("string or integer")
     if isinstance(value, str) and not value.strip():
-        raise PydanticCustomError("id_empty", "is empty: give the identifier")
+        raise PydanticCustomError("empty", "is empty")
     return value
+
+
+def _id_text(value: Any) -> str:
+    """An identifier (as `_id`) as the text it is read as: stripped, an integer in digits."""
+    return str(_id(value)).strip()
 
 
 def _number(value: Any) -> float | int:
     """An integer or a float (not a boolean)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PydanticCustomError("number_type", "must be a number")
+        raise wrong_type("number")
     return value
 
 
-Id = Annotated[str | int, PlainValidator(_id)]
-Number = Annotated[float | int, PlainValidator(_number)]
+def _text(value: Any) -> str:
+    """A string with something in it besides white space."""
+    if not isinstance(value, str):
+        raise wrong_type("string")
+    if not value.strip():
+        raise PydanticCustomError("empty", "is empty")
+    return value
+
+
+def _list_or_object(value: Any) -> list[Any] | dict[str, Any]:
+    """A JSON array or object, as it is."""
+    if not isinstance(value, list | dict):
+        raise wrong_type("array or object")
+    return value
+
+
+class JsonType(str):
+    """Annotation metadata naming the JSON type(s) a custom-validated field takes, for the
+    message of a missing one."""
+
+
+Id = Annotated[str | int, PlainValidator(_id), JsonType("string or integer")]
+IdText = Annotated[str, PlainValidator(_id_text), JsonType("string or integer")]
+Number = Annotated[float | int, PlainValidator(_number), JsonType("number")]
+Text = Annotated[str, PlainValidator(_text), JsonType("string")]
+ListOrObject = Annotated[list[Any] | dict[str, Any], PlainValidator(_list_or_object),
+                         JsonType("array or object")]
 
 
 class Record(BaseModel):
@@ -60,17 +142,18 @@ class JudgmentIds(Record):
 
 M = TypeVar("M", bound=BaseModel)
 
-# pydantic's error types in plain words: what the value must be.
+# pydantic's error types: the JSON type the value must have.
 _EXPECTED = {
-    "string_type": "must be a string",
-    "int_type": "must be an integer",
-    "int_from_float": "must be an integer",
-    "float_type": "must be a number",
-    "bool_type": "must be true or false",
-    "list_type": "must be a list",
-    "dict_type": "must be an object",
-    "model_type": "must be an object",
-    "model_attributes_type": "must be an object",
+    "string_type": "string",
+    "int_type": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "bool_type": "boolean",
+    "list_type": "array",
+    "tuple_type": "array",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
 }
 _BOUNDS = {"greater_than_equal": ("ge", "at least"), "less_than_equal": ("le", "at most"),
            "greater_than": ("gt", "more than"), "less_than": ("lt", "less than"),
@@ -91,42 +174,140 @@ def dotted(loc: tuple[int | str, ...]) -> str:
 
 
 def _got(value: Any) -> str:
-    """`got string "x"`, `got integer 1`, `got null`: the value's JSON type and text."""
+    """`got string '"x"'`, `got integer '1'`, `got null`: the value's JSON type and text."""
     if value is None:
         return "got null"
-    text = json.dumps(value, ensure_ascii=False)
-    return f"got {type_name(value)} {text if len(text) <= 40 else text[:39] + '…'}"
+    return f"got {type_name(value)} {excerpt(json.dumps(value, ensure_ascii=False), 40)}"
 
 
-def describe(error: ErrorDetails) -> str:
-    """One pydantic error in plain words, naming its field and, where obvious, the fix."""
-    loc, kind, value = tuple(error["loc"]), error["type"], error.get("input")
-    name = dotted(loc) or "the line"
-    if kind == "missing":
+def json_type(annotation: Any) -> str:
+    """The JSON type(s) an annotation asks for, in words: `str | int` -> "string or integer"
+    (a number stands for the integers it includes)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "object"
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        marks = [m for m in annotation.__metadata__ if isinstance(m, JsonType)]
+        return str(marks[0]) if marks else json_type(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        names = [json_type(arg) for arg in get_args(annotation)]
+        if "number" in names:
+            names = [n for n in names if n != "integer"]
+        return " or ".join(dict.fromkeys(names))
+    base = origin or annotation
+    if base in (tuple, set):
+        return "array"
+    return _JSON_NAMES.get(base, "a JSON value") if isinstance(base, type) else "a JSON value"
+
+
+def _annotation_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[Any, Any]:
+    """(annotation, pydantic FieldInfo or None) of the field at `loc` in `model`, following
+    nested models, lists and maps; (None, None) where the path leaves what the model says."""
+    annotation: Any = model
+    info = None
+    for part in loc:
+        while get_origin(annotation) in (Annotated, Union, UnionType):
+            args = [a for a in get_args(annotation) if a is not type(None)]
+            annotation = args[0] if args else None
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            info = next((f for name, f in annotation.model_fields.items()
+                         if part in (name, *_aliases(f))), None)
+            annotation = info.annotation if info else None
+        elif get_origin(annotation) in (list, tuple, set, dict):
+            annotation, info = get_args(annotation)[-1], None
+        else:
+            return None, None
+    return annotation, info
+
+
+def _aliases(info: FieldInfo) -> tuple[str, ...]:
+    """The names a field may be given under (its `AliasChoices`), if any."""
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return tuple(c for c in alias.choices if isinstance(c, str))
+    return (alias,) if isinstance(alias, str) else ()
+
+
+def close_key(obj: dict[str, Any], key: str) -> str | None:
+    """A key of `obj` close to `key` (a misspelling of it), if any."""
+    close = difflib.get_close_matches(key, [k for k in obj if isinstance(k, str)], n=1,
+                                      cutoff=0.6)
+    return close[0] if close else None
+
+
+def _missing(error: ErrorDetails, model: type[BaseModel] | None) -> str:
+    """`missing field 'answer' (expected array)`, naming the aliases a field may take and a
+    key of the object close to the missing one (a misspelling)."""
+    loc = tuple(error["loc"])
+    annotation, info = _annotation_at(model, loc) if model else (None, None)
+    marks = [m for m in info.metadata if isinstance(m, JsonType)] if info else []
+    expected = str(marks[0]) if marks else json_type(annotation) if annotation else ""
+    names = _aliases(info) if info else ()
+    if len(names) > 1:
         parent = dotted(loc[:-1])
-        if parent:
-            return (f"{parent} must be an object with field {loc[-1]!r}: {name} is missing; "
-                    "add it")
-        return f"field {name!r} is missing; add it"
+        choices = " / ".join(repr(f"{parent}.{n}" if parent else n) for n in names)
+        message = f"missing field: expected one of {choices}"
+        message += f" ({expected})" if expected else ""
+    else:
+        message = f"missing field {dotted(loc)!r}"
+        message += f" (expected {expected})" if expected else ""
+    given = error.get("input")
+    close = close_key(given, str(loc[-1])) if isinstance(given, dict) else None
+    if close:
+        message += f"; found {close!r}: rename it {loc[-1]!r}"
+    return message
+
+
+def describe(error: ErrorDetails, model: type[BaseModel] | None = None) -> str:
+    """One pydantic error in the words of every reader: `missing field 'x' (expected array)`,
+    `field 'answer[2].citations' must be array, got string '"0, 1"'`; `model` (the one
+    validated) gives the type a missing field should have."""
+    kind, value = error["type"], error.get("input")
+    if kind == "missing":
+        return _missing(error, model)
+    name = repr(dotted(tuple(error["loc"])) or "the line")
     if kind in _EXPECTED:
-        return f"{name} {_EXPECTED[kind]}, {_got(value)}"
+        return f"field {name} must be {_EXPECTED[kind]}, {_got(value)}"
     if kind in _BOUNDS:
         key, words = _BOUNDS[kind]
         limit = (error.get("ctx") or {}).get(key)
         if kind in ("too_short", "too_long"):
             count = len(value) if isinstance(value, list | dict | str) else value
-            return f"{name} must hold {words} {limit} item(s), got {count}"
-        return f"{name} must be {words} {limit}, got {value!r}"
-    if kind.startswith(("id_", "number_")):
-        return f"{name} {error['msg']}" + ("" if kind == "id_empty" else f", {_got(value)}")
-    if kind.startswith("text_"):
-        return f"{name} {error['msg']}, {_got(value)}"
-    return f"{name}: {error['msg']}, {_got(value)}"
+            return f"field {name} must hold {words} {limit} item(s), got {count}"
+        return f"field {name} must be {words} {limit}, got {value!r}"
+    if kind in ("empty", "rule"):  # a rule worded whole, the value named where it helps
+        return f"field {name} {error['msg']}"
+    return f"field {name} {error['msg']}, {_got(value)}"
 
 
-def validated(model: type[M], obj: Any, path: Path, line: int | None) -> M:
-    """`obj` checked against `model`; InputError naming file, line and the first bad field."""
+def validated(model: type[M], obj: Any, path: str | Path, line: int | None, *,
+              where: str = "") -> M:
+    """`obj` checked against `model`; InputError naming file, line and the first bad field
+    (after `where`, e.g. "example 3: " for a record of a file that is not read by lines)."""
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        raise InputError(path, line, describe(exc.errors(include_url=False)[0])) from None
+        raise InputError(path, line, where + describe(exc.errors(include_url=False)[0],
+                                                      model)) from None
+
+
+@cache
+def _one_field(name: str, typ: type | tuple[type, ...], optional: bool) -> type[BaseModel]:
+    """A model of one field of JSON type(s) `typ` (booleans are not numbers)."""
+    strict = {str: StrictStr, int: StrictInt, float: Number, bool: StrictBool,
+              list: list[Any], dict: dict[str, Any]}
+    types = typ if isinstance(typ, tuple) else (typ,)
+    annotation: Any = strict[types[0]]
+    for more in types[1:]:
+        annotation = annotation | strict[more]
+    fields: dict[str, Any] = {name: (annotation | None, None) if optional else (annotation, ...)}
+    return create_model("Field", __base__=Record, **fields)
+
+
+def field(obj: dict[str, Any], name: str, typ: type | tuple[type, ...], path: str | Path,
+          line: int | None, *, default: Any = MISSING) -> Any:
+    """`obj[name]`, of JSON type(s) `typ`, for a reader with one field to check; `default`
+    (when given) stands in for a missing or null value."""
+    checked = getattr(validated(_one_field(name, typ, default is not MISSING), obj, path,
+                                line), name)
+    return default if checked is None and default is not MISSING else checked

@@ -18,118 +18,152 @@ they are the texts a step reads when no corpus is given (or the corpus lacks the
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import AliasChoices, Field, StrictInt, StrictStr
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats import rag26
-from nuggetizer.formats.jsonl import field, id_field, iter_jsonl, type_name
+from nuggetizer.formats.jsonl import iter_jsonl
+from nuggetizer.formats.records import (
+    IdText,
+    ListOrObject,
+    Record,
+    close_key,
+    type_name,
+    validated,
+)
 from nuggetizer.types import Answer, Segment, Sentence
 
+REPORT_TOPIC_KEYS = ("topic_id", "request_id")
+REPORT_SHAPE = "the report shape of NeuCLIR / RAGTIME / DRAGUN / AutoJudge"
+L = TypeVar("L", bound=Record)
 
-def _citations(
-    item: dict[str, Any],
-    references: list[str],
-    by_id: bool,
-    path: Path,
-    line: int,
-    where: str,
-    keep_unresolved: bool,
-) -> list[int | str]:
+
+class AnswerSentence(Record):
+    """A sentence of a TREC RAG answer: its text and the references it cites (checked against
+    the references by `_citations`)."""
+
+    text: StrictStr
+    citations: list[Any]
+
+
+class RagAnswer(Record):
+    """What a TREC RAG 2024 and 2025 answer line share: references, length and sentences."""
+
+    references: list[StrictStr] | None = None
+    response_length: StrictInt | None = None
+    answer: list[AnswerSentence]
+
+
+class Rag2024Answer(RagAnswer):
+    """A TREC RAG 2024 answer line: the run and topic at the top level."""
+
+    run_id: IdText
+    topic_id: IdText
+    topic: StrictStr | None = None
+
+
+class Rag2025Metadata(Record):
+    """The `metadata` of a TREC RAG 2025 (and 2026) answer line."""
+
+    run_id: IdText
+    narrative_id: IdText
+    narrative: StrictStr | None = None
+
+
+class Rag2025Answer(RagAnswer):
+    """A TREC RAG 2025 (and 2026) answer line: the run and topic in `metadata`."""
+
+    metadata: Rag2025Metadata
+
+
+class ReportMetadata(Record):
+    """The `metadata` of a report: its run and its topic (`topic_id` or `request_id`)."""
+
+    run_id: IdText
+    topic_id: IdText = Field(validation_alias=AliasChoices(*REPORT_TOPIC_KEYS))
+    topic: StrictStr | None = None
+
+
+class ReportResponse(Record):
+    """A sentence of a report: its text and citations (doc ids, or {doc id: confidence})."""
+
+    text: StrictStr
+    citations: ListOrObject | None = None
+
+
+class ReportDocument(Record):
+    """A passage a 2026 report carries: its text (its `id` and `title` read as written)."""
+
+    text: StrictStr
+
+
+class Report(Record):
+    """A line of the report shape."""
+
+    metadata: ReportMetadata
+    references: list[StrictStr] | None = None
+    responses: list[ReportResponse]
+    documents: dict[str, ReportDocument] | None = None
+
+
+def _citations(raw: list[Any], references: list[str], by_id: bool, where: str,
+               keep_unresolved: bool) -> list[int | str]:
     """The citation indexes of one answer sentence, each checked against `references`; with
-    `keep_unresolved` one that does not resolve is kept as written instead of an error."""
-    raw = field(item, "citations", list, path, line, where=where)
+    `keep_unresolved` one that does not resolve is kept as written instead of an error. The
+    problem of a citation that does not resolve, in words, is raised as ValueError."""
     out: list[int | str] = []
     for k, cite in enumerate(raw):
         label = f"{where}citations[{k}]"
         if by_id and isinstance(cite, str):
-            try:
+            if cite in references:
                 cite = references.index(cite)
-            except ValueError:
-                if keep_unresolved:
-                    out.append(cite)
-                    continue
-                raise InputError(
-                    path, line, f"{label} cites {cite!r}, which is not in references"
-                ) from None
+            elif keep_unresolved:
+                out.append(cite)
+                continue
+            else:
+                raise ValueError(f"{label} cites {cite!r}, which is not in references")
         elif isinstance(cite, bool) or not isinstance(cite, int):
-            raise InputError(
-                path,
-                line,
-                f"{label} must be an integer index into references, got {type_name(cite)}",
-            )
+            raise ValueError(f"{label} must be an integer index into references, got "
+                             f"{type_name(cite)}")
         if not 0 <= cite < len(references) and not keep_unresolved:
-            raise InputError(
-                path,
-                line,
-                f"{label} is {cite}, outside references (0..{len(references) - 1})"
-                if references
-                else f"{label} is {cite}, but references is empty",
-            )
+            raise ValueError(f"{label} is {cite}, outside references (0..{len(references) - 1})"
+                             if references else f"{label} is {cite}, but references is empty")
         out.append(cite)
     return out
 
 
-def _sentences(
-    obj: dict[str, Any], references: list[str], by_id: bool, path: Path, line: int,
-    topic_id: str, keep_unresolved: bool,
-) -> list[Sentence]:
-    if "answer" not in obj:
-        shape = "the TREC RAG 2025 answer shape" if by_id else "the TREC RAG 2024 answer shape"
-        raise InputError(path, line, missing_hint(obj, "answer", shape))
-    items = field(obj, "answer", list, path, line)
+def _sentences(line: RagAnswer, by_id: bool, path: Path, number: int, topic_id: str,
+               keep_unresolved: bool) -> list[Sentence]:
+    """The answer's sentences, their citations resolved; a citation's problem names the topic
+    and the sentence."""
+    references = line.references or []
     sentences: list[Sentence] = []
-    for k, item in enumerate(items):
-        where = f"answer[{k}]."
-        if not isinstance(item, dict):
-            raise InputError(
-                path,
-                line,
-                f"answer[{k}] must be an object with 'text' and 'citations', got {type_name(item)}",
-            )
-        text = field(item, "text", str, path, line, where=where)
+    for k, item in enumerate(line.answer):
         try:
-            cites = _citations(item, references, by_id, path, line, where, keep_unresolved)
-        except InputError as exc:  # name the topic and sentence too
-            raise InputError(path, line, f"topic {topic_id!r}, sentence {k + 1}: "
-                             f"{exc.message}") from None
-        sentences.append(Sentence(text=text, citations=cites))
+            cites = _citations(item.citations, references, by_id, f"answer[{k}].",
+                               keep_unresolved)
+        except ValueError as exc:
+            raise InputError(path, number, f"topic {topic_id!r}, sentence {k + 1}: {exc}"
+                             ) from None
+        sentences.append(Sentence(text=item.text, citations=cites))
     return sentences
 
 
-def _references(obj: dict[str, Any], path: Path, line: int) -> list[str]:
-    refs = field(obj, "references", list, path, line, default=[])
-    for k, ref in enumerate(refs):
-        if not isinstance(ref, str):
-            raise InputError(
-                path, line, f"references[{k}] must be a string doc id, got {type_name(ref)}"
-            )
-    return refs
-
-
-REPORT_TOPIC_KEYS = ("topic_id", "request_id")
-REPORT_SHAPE = "the report shape of NeuCLIR / RAGTIME / DRAGUN / AutoJudge"
-
-
-def report_documents(obj: dict[str, Any], path: Path, line: int) -> dict[str, Segment]:
-    """The passages a report carries in `documents` ({doc id: {id, text, title, url}}), checked:
-    each an object with a string `text`, its `id` (when given) the key it is filed under."""
-    raw = field(obj, "documents", dict, path, line, default={}) \
-        if obj.get("documents") is not None else {}
+def report_documents(report: Report, path: Path, line: int) -> dict[str, Segment]:
+    """The passages a report carries in `documents` ({doc id: {id, text, title, url}}), each
+    filed under its own `id` (when given)."""
     documents: dict[str, Segment] = {}
-    for docid, doc in raw.items():
-        where = f"documents[{docid!r}]."
-        if not isinstance(doc, dict):
-            raise InputError(path, line, f"documents[{docid!r}] must be an object with 'id' and "
-                             f"'text', got {type_name(doc)}")
-        text = field(doc, "text", str, path, line, where=where)
-        own = str(doc.get("id", docid))
+    for docid, doc in (report.documents or {}).items():
+        extra = doc.model_extra or {}
+        own = str(extra.get("id", docid))
         if own != docid:
-            raise InputError(path, line, f"{where}id is {own!r}, but the document is filed "
-                             f"under {docid!r}: the key must be the document's id")
-        title = given if isinstance(given := doc.get("title"), str) else ""
-        documents[docid] = Segment(id=docid, text=text, title=title)
+            raise InputError(path, line, f"documents[{docid!r}].id is {own!r}, but the document "
+                             f"is filed under {docid!r}: the key must be the document's id")
+        title = given if isinstance(given := extra.get("title"), str) else ""
+        documents[docid] = Segment(id=docid, text=doc.text, title=title)
     return documents
 
 
@@ -150,70 +184,66 @@ def missing_hint(obj: dict[str, Any], key: str, shape: str | None) -> str:
     """What to say of a line that lacks the list `key`: that it is missing and, when a key of
     the line is close to it, that key (a misspelling), with the shape the line was read as
     (given always for a report, whose shape is read from its metadata)."""
-    close = difflib.get_close_matches(key, [k for k in obj if isinstance(k, str)], n=1,
-                                      cutoff=0.6)
+    close = close_key(obj, key)
     message = f"missing field {key!r} (expected array)"
     if close:
-        message += f"; found {close[0]!r}: rename it {key!r}"
+        message += f"; found {close!r}: rename it {key!r}"
     if close or shape == REPORT_SHAPE:
         message += f" (the line was read as {shape}, whose sentences are in {key!r})"
     return message
 
 
-def _report_cites(
-    item: dict[str, Any], path: Path, line: int, where: str
-) -> list[str]:
+def _shaped(model: type[L], key: str, shape: str, obj: dict[str, Any], path: Path, line: int
+            ) -> L:
+    """`obj` validated as `model`, a missing sentence list `key` named with the shape the line
+    was read as."""
+    if key not in obj:
+        raise InputError(path, line, missing_hint(obj, key, shape))
+    return validated(model, obj, path, line)
+
+
+def _report_cites(raw: list[Any] | dict[str, Any], where: str) -> list[str]:
     """The doc ids one report response cites: a list of ids in its order, or an {id:
     confidence} map ordered by confidence, highest first, ties in map order (as
-    auto-judge-base's `get_sentences_with_citations`), so the first is the most confident."""
-    raw = field(item, "citations", (list, dict), path, line, default=[], where=where)
+    auto-judge-base's `get_sentences_with_citations`), so the first is the most confident.
+    A citation that is neither is raised as ValueError, in words."""
     if isinstance(raw, dict):
         for docid, confidence in raw.items():
             if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-                raise InputError(path, line, f"{where}citations[{docid!r}] must be a number "
-                                 f"(the citation's confidence), got {type_name(confidence)}")
+                raise ValueError(f"{where}citations[{docid!r}] must be a number (the "
+                                 f"citation's confidence), got {type_name(confidence)}")
         return [str(docid) for docid, _ in sorted(raw.items(), key=lambda kv: -kv[1])]
     for k, docid in enumerate(raw):
         if not isinstance(docid, str) or not docid.strip():
-            raise InputError(path, line, f"{where}citations[{k}] must be a doc id (a non-empty "
-                             f"string), got {type_name(docid)}")
+            raise ValueError(f"{where}citations[{k}] must be a doc id (a non-empty string), "
+                             f"got {type_name(docid)}")
     return list(raw)
 
 
 def parse_report(obj: dict[str, Any], path: Path, line: int) -> Answer:
     """One line of the report shape, as the same Answer model (citations index references)."""
-    meta = field(obj, "metadata", dict, path, line)
-    run_id = id_field(meta, ("run_id",), path, line, where="metadata.")
-    topic_id = id_field(meta, REPORT_TOPIC_KEYS, path, line, where="metadata.")
-    references = _references(obj, path, line)
-    if "responses" not in obj:
-        raise InputError(path, line, missing_hint(obj, "responses", REPORT_SHAPE))
-    items = field(obj, "responses", list, path, line)
-    cited: list[list[str]] = []
-    texts: list[str] = []
-    for k, item in enumerate(items):
-        where = f"responses[{k}]."
-        if not isinstance(item, dict):
-            raise InputError(path, line, f"responses[{k}] must be an object with 'text' and "
-                             f"'citations', got {type_name(item)}")
-        texts.append(field(item, "text", str, path, line, where=where))
-        cited.append(_report_cites(item, path, line, where))
-    derived = not references
-    if derived:  # no references listed: the cited ids are the references
+    report = _shaped(Report, "responses", REPORT_SHAPE, obj, path, line)
+    try:
+        cited = [_report_cites(item.citations or [], f"responses[{k}].")
+                 for k, item in enumerate(report.responses)]
+    except ValueError as exc:
+        raise InputError(path, line, str(exc)) from None
+    references = report.references or []
+    if not references:  # no references listed: the cited ids are the references
         references = list(dict.fromkeys(d for ids in cited for d in ids))
     sentences = []
-    for k, (text, ids) in enumerate(zip(texts, cited)):
+    for k, (item, ids) in enumerate(zip(report.responses, cited, strict=True)):
         indexes: list[int | str] = []
         for docid in ids:
             if docid not in references:
                 raise InputError(path, line, f"responses[{k}].citations cites {docid!r}, which "
                                  "is not in references")
             indexes.append(references.index(docid))
-        sentences.append(Sentence(text=text, citations=indexes))
-    topic = field(meta, "topic", str, path, line, default="", where="metadata.")
-    return Answer(run_id=run_id, topic_id=topic_id, topic=topic, references=references,
-                  sentences=sentences, documents=report_documents(obj, path, line),
-                  path=str(path), line=line)
+        sentences.append(Sentence(text=item.text, citations=indexes))
+    meta = report.metadata
+    return Answer(run_id=meta.run_id, topic_id=meta.topic_id, topic=meta.topic or "",
+                  references=references, sentences=sentences,
+                  documents=report_documents(report, path, line), path=str(path), line=line)
 
 
 def check_rag26(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bool) -> None:
@@ -236,26 +266,24 @@ def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bo
         return parse_report(obj, path, line)
     if rag26.is_rag26(obj):
         check_rag26(obj, path, line, keep_unresolved)
-    references = _references(obj, path, line)
+    line_read: Rag2024Answer | Rag2025Answer
     if "metadata" in obj:
-        meta = field(obj, "metadata", dict, path, line)
-        run_id = id_field(meta, ("run_id",), path, line, where="metadata.")
-        topic_id = id_field(meta, ("narrative_id",), path, line, where="metadata.")
-        topic = field(meta, "narrative", str, path, line, default="", where="metadata.")
-        by_id = True
+        line_read = _shaped(Rag2025Answer, "answer", "the TREC RAG 2025 answer shape", obj,
+                            path, line)
+        meta = line_read.metadata
+        run_id, topic_id, topic = meta.run_id, meta.narrative_id, meta.narrative
     else:
-        run_id = id_field(obj, ("run_id",), path, line)
-        topic_id = id_field(obj, ("topic_id",), path, line)
-        topic = field(obj, "topic", str, path, line, default="")
-        by_id = False
-    length = field(obj, "response_length", int, path, line, default=None)
+        line_read = _shaped(Rag2024Answer, "answer", "the TREC RAG 2024 answer shape", obj,
+                            path, line)
+        run_id, topic_id, topic = line_read.run_id, line_read.topic_id, line_read.topic
     return Answer(
         run_id=run_id,
         topic_id=topic_id,
-        topic=topic,
-        references=references,
-        response_length=length,
-        sentences=_sentences(obj, references, by_id, path, line, topic_id, keep_unresolved),
+        topic=topic or "",
+        references=line_read.references or [],
+        response_length=line_read.response_length,
+        sentences=_sentences(line_read, "metadata" in obj, path, line, topic_id,
+                             keep_unresolved),
         path=str(path),
         line=line,
     )

@@ -9,14 +9,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from pydantic import AliasChoices, Field, StrictStr
+
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import base_suffix, first_field, id_field, iter_jsonl, iter_lines
+from nuggetizer.formats.jsonl import base_suffix, iter_jsonl, iter_lines
+from nuggetizer.formats.records import IdText, Record, validated
 from nuggetizer.types import Topic
 
 ID_KEYS = ("id", "topic_id", "qid", "request_id", "example_id")
-TEXT_KEYS = ("title", "query", "request", "text", "question", "narrative")
-REFERENCE_KEYS = ("summary", "reference")
 Row = tuple[int, str, str, str | None]
+
+
+class TopicLine(Record):
+    """A JSONL topic: its id, its text and (for CRUX) a reference text, each under the first
+    of its names the line has."""
+
+    topic_id: IdText = Field(validation_alias=AliasChoices(*ID_KEYS))
+    text: StrictStr = Field(validation_alias=AliasChoices(
+        "title", "query", "request", "text", "question", "narrative"))
+    reference: StrictStr | None = Field(None, validation_alias=AliasChoices("summary",
+                                                                           "reference"))
 
 
 def _iter_tsv(path: Path) -> Iterator[Row]:
@@ -35,10 +47,8 @@ def _iter_tsv(path: Path) -> Iterator[Row]:
 
 def _iter_json(path: Path) -> Iterator[Row]:
     for number, obj in iter_jsonl(path):
-        topic_id = id_field(obj, ID_KEYS, path, number)
-        _, text = first_field(obj, TEXT_KEYS, str, path, number)
-        _, reference = first_field(obj, REFERENCE_KEYS, str, path, number, default=None)
-        yield number, topic_id, text.strip(), reference
+        topic = validated(TopicLine, obj, path, number)
+        yield number, topic.topic_id, topic.text.strip(), topic.reference
 
 
 def read_topics(path: str | Path) -> dict[str, Topic]:

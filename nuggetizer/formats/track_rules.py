@@ -43,11 +43,15 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, Field, PlainValidator
+from pydantic_core import PydanticCustomError
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.findings import Finding
-from nuggetizer.formats.jsonl import base_suffix, id_field, iter_jsonl
+from nuggetizer.formats.jsonl import base_suffix, iter_jsonl
+from nuggetizer.formats.records import IdText, Record, validated
 from nuggetizer.formats.runs import REPORT_TOPIC_KEYS, is_report
 from nuggetizer.formats.topics import ID_KEYS
 
@@ -127,6 +131,26 @@ def limit_for(rules: TrackRules, topic: str | None, limits: dict[str, Limit],
     return None if value is None else Limit(value, rules.unit)
 
 
+def _limit_in(unit: str) -> PlainValidator:
+    """A length limit in `unit`: absent (null) or a positive integer."""
+    def check(value: Any) -> int | None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise PydanticCustomError("rule", "must be a positive integer (the report's length "
+                                      "limit in {unit}), got {value}",
+                                      {"unit": unit, "value": repr(value)})
+        return value
+    return PlainValidator(check)
+
+
+class Request(Record):
+    """A report request (topic) line: its id and its length limit, in words or characters."""
+
+    topic_id: IdText = Field(validation_alias=AliasChoices(*ID_KEYS))
+    word_limit: Annotated[int | None, _limit_in("words")] = None
+    limit: Annotated[int | None, _limit_in("characters")] = None
+
+
 def request_limits(path: str | Path) -> dict[str, Limit]:
     """Per-topic length limits of a report requests (topics) JSONL: `word_limit` in words,
     else `limit` in characters (auto-judge-base request.py); none from a TSV."""
@@ -135,16 +159,11 @@ def request_limits(path: str | Path) -> dict[str, Limit]:
         return {}
     found: dict[str, Limit] = {}
     for number, record in iter_jsonl(path):
-        topic = id_field(record, ID_KEYS, path, number)
-        for key, unit in (("word_limit", "words"), ("limit", "characters")):
-            value = record.get(key)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(path, number, f"field {key!r} must be a positive integer "
-                                 f"(the report's length limit in {unit}), got {value!r}")
-            found[topic] = Limit(value, unit)
-            break
+        request = validated(Request, record, path, number)
+        if request.word_limit is not None:
+            found[request.topic_id] = Limit(request.word_limit, "words")
+        elif request.limit is not None:
+            found[request.topic_id] = Limit(request.limit, "characters")
     return found
 
 
