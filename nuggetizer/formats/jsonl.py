@@ -15,10 +15,9 @@ from typing import IO, Any, TypeVar
 import orjson
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.records import MISSING, excerpt, field, type_name
+from nuggetizer.formats.records import excerpt, field, type_name
 
 __all__ = [
-    "MISSING",
     "base_suffix",
     "excerpt",
     "field",

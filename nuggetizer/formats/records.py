@@ -30,16 +30,6 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 
 from nuggetizer.errors import InputError
 
-
-class _Missing:
-    """Sentinel type for "no default given"."""
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
 _JSON_NAMES: dict[type, str] = {
     str: "string",
     int: "integer",
@@ -292,7 +282,7 @@ def validated(model: type[M], obj: Any, path: str | Path, line: int | None, *,
 
 
 @cache
-def _one_field(name: str, typ: type | tuple[type, ...], optional: bool) -> type[BaseModel]:
+def _one_field(name: str, typ: type | tuple[type, ...]) -> type[BaseModel]:
     """A model of one field of JSON type(s) `typ` (booleans are not numbers)."""
     strict = {str: StrictStr, int: StrictInt, float: Number, bool: StrictBool,
               list: list[Any], dict: dict[str, Any]}
@@ -300,14 +290,11 @@ def _one_field(name: str, typ: type | tuple[type, ...], optional: bool) -> type[
     annotation: Any = strict[types[0]]
     for more in types[1:]:
         annotation = annotation | strict[more]
-    fields: dict[str, Any] = {name: (annotation | None, None) if optional else (annotation, ...)}
+    fields: dict[str, Any] = {name: (annotation, ...)}
     return create_model("Field", __base__=Record, **fields)
 
 
 def field(obj: dict[str, Any], name: str, typ: type | tuple[type, ...], path: str | Path,
-          line: int | None, *, default: Any = MISSING) -> Any:
-    """`obj[name]`, of JSON type(s) `typ`, for a reader with one field to check; `default`
-    (when given) stands in for a missing or null value."""
-    checked = getattr(validated(_one_field(name, typ, default is not MISSING), obj, path,
-                                line), name)
-    return default if checked is None and default is not MISSING else checked
+          line: int | None) -> Any:
+    """`obj[name]`, of JSON type(s) `typ`, for a reader with one field to check."""
+    return getattr(validated(_one_field(name, typ), obj, path, line), name)

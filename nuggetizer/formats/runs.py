@@ -135,10 +135,9 @@ def _citations(raw: list[Any], references: list[str], by_id: bool, where: str,
     return out
 
 
-def _sentences(line: RagAnswer, by_id: bool, path: Path, number: int, topic_id: str,
-               keep_unresolved: bool) -> list[Sentence]:
-    """The answer's sentences, their citations resolved; a citation's problem names the topic
-    and the sentence."""
+def _sentences(line: RagAnswer, by_id: bool, keep_unresolved: bool) -> list[Sentence]:
+    """The answer's sentences, their citations resolved; a citation's problem, naming the
+    sentence, is raised as ValueError."""
     references = line.references or []
     sentences: list[Sentence] = []
     for k, item in enumerate(line.answer):
@@ -146,8 +145,7 @@ def _sentences(line: RagAnswer, by_id: bool, path: Path, number: int, topic_id: 
             cites = _citations(item.citations, references, by_id, f"answer[{k}].",
                                keep_unresolved)
         except ValueError as exc:
-            raise InputError(path, number, f"topic {topic_id!r}, sentence {k + 1}: {exc}"
-                             ) from None
+            raise ValueError(f"sentence {k + 1}: {exc}") from None
         sentences.append(Sentence(text=item.text, citations=cites))
     return sentences
 
@@ -193,10 +191,17 @@ def missing_hint(obj: dict[str, Any], key: str, shape: str | None) -> str:
     return message
 
 
-def _shaped(model: type[L], key: str, shape: str, obj: dict[str, Any], path: Path, line: int
-            ) -> L:
-    """`obj` validated as `model`, a missing sentence list `key` named with the shape the line
-    was read as."""
+SHAPES: dict[type[Record], tuple[str, str]] = {  # model: (its sentence list, the shape's name)
+    Rag2024Answer: ("answer", "the TREC RAG 2024 answer shape"),
+    Rag2025Answer: ("answer", "the TREC RAG 2025 answer shape"),
+    Report: ("responses", REPORT_SHAPE),
+}
+
+
+def _shaped(model: type[L], obj: dict[str, Any], path: Path, line: int) -> L:
+    """`obj` validated as `model`, one of the SHAPES; a missing sentence list is named with
+    the shape the line was read as."""
+    key, shape = SHAPES[model]
     if key not in obj:
         raise InputError(path, line, missing_hint(obj, key, shape))
     return validated(model, obj, path, line)
@@ -222,7 +227,7 @@ def _report_cites(raw: list[Any] | dict[str, Any], where: str) -> list[str]:
 
 def parse_report(obj: dict[str, Any], path: Path, line: int) -> Answer:
     """One line of the report shape, as the same Answer model (citations index references)."""
-    report = _shaped(Report, "responses", REPORT_SHAPE, obj, path, line)
+    report = _shaped(Report, obj, path, line)
     try:
         cited = [_report_cites(item.citations or [], f"responses[{k}].")
                  for k, item in enumerate(report.responses)]
@@ -268,25 +273,20 @@ def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bo
         check_rag26(obj, path, line, keep_unresolved)
     line_read: Rag2024Answer | Rag2025Answer
     if "metadata" in obj:
-        line_read = _shaped(Rag2025Answer, "answer", "the TREC RAG 2025 answer shape", obj,
-                            path, line)
+        line_read = _shaped(Rag2025Answer, obj, path, line)
         meta = line_read.metadata
         run_id, topic_id, topic = meta.run_id, meta.narrative_id, meta.narrative
     else:
-        line_read = _shaped(Rag2024Answer, "answer", "the TREC RAG 2024 answer shape", obj,
-                            path, line)
+        line_read = _shaped(Rag2024Answer, obj, path, line)
         run_id, topic_id, topic = line_read.run_id, line_read.topic_id, line_read.topic
-    return Answer(
-        run_id=run_id,
-        topic_id=topic_id,
-        topic=topic or "",
-        references=line_read.references or [],
-        response_length=line_read.response_length,
-        sentences=_sentences(line_read, "metadata" in obj, path, line, topic_id,
-                             keep_unresolved),
-        path=str(path),
-        line=line,
-    )
+    try:
+        sentences = _sentences(line_read, "metadata" in obj, keep_unresolved)
+    except ValueError as exc:
+        raise InputError(path, line, f"topic {topic_id!r}, {exc}") from None
+    return Answer(run_id=run_id, topic_id=topic_id, topic=topic or "",
+                  references=line_read.references or [],
+                  response_length=line_read.response_length, sentences=sentences,
+                  path=str(path), line=line)
 
 
 def read_run(path: str | Path, keep_unresolved: bool = False
