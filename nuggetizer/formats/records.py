@@ -225,11 +225,13 @@ def close_key(obj: dict[str, Any], key: str) -> str | None:
     return close[0] if close else None
 
 
-def _missing(error: ErrorDetails, model: type[BaseModel] | None) -> str:
+def _missing(error: ErrorDetails, model: type[BaseModel] | None,
+             at: tuple[int | str, ...] = ()) -> str:
     """`missing field 'answer' (expected array)`, naming the aliases a field may take and a
-    key of the object close to the missing one (a misspelling)."""
-    loc = tuple(error["loc"])
-    annotation, info = _annotation_at(model, loc) if model else (None, None)
+    key of the object close to the missing one (a misspelling); `at`: where the object
+    validated is in its line."""
+    annotation, info = _annotation_at(model, tuple(error["loc"])) if model else (None, None)
+    loc = at + tuple(error["loc"])
     marks = [m for m in info.metadata if isinstance(m, JsonType)] if info else []
     expected = str(marks[0]) if marks else json_type(annotation) if annotation else ""
     names = _aliases(info) if info else ()
@@ -248,26 +250,44 @@ def _missing(error: ErrorDetails, model: type[BaseModel] | None) -> str:
     return message
 
 
-def describe(error: ErrorDetails, model: type[BaseModel] | None = None) -> str:
-    """One pydantic error in the words of every reader: `missing field 'x' (expected array)`,
-    `field 'answer[2].citations' must be array, got string '"0, 1"'`; `model` (the one
-    validated) gives the type a missing field should have."""
+def _what(error: ErrorDetails) -> str:
+    """What a field that is present must be, with what it is: `must be array, got string
+    '"x"'`, `is empty`, `must be at most 5, got 9`."""
     kind, value = error["type"], error.get("input")
-    if kind == "missing":
-        return _missing(error, model)
-    name = repr(dotted(tuple(error["loc"])) or "the line")
     if kind in _EXPECTED:
-        return f"field {name} must be {_EXPECTED[kind]}, {_got(value)}"
+        return f"must be {_EXPECTED[kind]}, {_got(value)}"
     if kind in _BOUNDS:
         key, words = _BOUNDS[kind]
         limit = (error.get("ctx") or {}).get(key)
         if kind in ("too_short", "too_long"):
             count = len(value) if isinstance(value, list | dict | str) else value
-            return f"field {name} must hold {words} {limit} item(s), got {count}"
-        return f"field {name} must be {words} {limit}, got {value!r}"
+            return f"must hold {words} {limit} item(s), got {count}"
+        return f"must be {words} {limit}, got {value!r}"
     if kind in ("empty", "rule"):  # a rule worded whole, the value named where it helps
-        return f"field {name} {error['msg']}"
-    return f"field {name} {error['msg']}, {_got(value)}"
+        return error["msg"]
+    return f"{error['msg']}, {_got(value)}"
+
+
+def describe(error: ErrorDetails, model: type[BaseModel] | None = None) -> str:
+    """One pydantic error in the words of every reader: `missing field 'x' (expected array)`,
+    `field 'answer[2].citations' must be array, got string '"0, 1"'`; `model` (the one
+    validated) gives the type a missing field should have."""
+    if error["type"] == "missing":
+        return _missing(error, model)
+    return f"field {dotted(tuple(error['loc'])) or 'the line'!r} {_what(error)}"
+
+
+def problems(model: type[BaseModel], obj: Any, at: tuple[int | str, ...] = ()
+             ) -> list[tuple[str, str]]:
+    """Every field of `obj` that `model` refuses, as (dotted field, what is wrong), for a
+    checker that lists them all rather than stopping at the first; `at`: where `obj` is in
+    its line (`("responses", 2)`)."""
+    try:
+        model.model_validate(obj)
+    except ValidationError as exc:
+        return [(dotted(at + tuple(e["loc"])), _missing(e, model, at) if e["type"] == "missing"
+                 else _what(e)) for e in exc.errors(include_url=False)]
+    return []
 
 
 def validated(model: type[M], obj: Any, path: str | Path, line: int | None, *,

@@ -198,12 +198,18 @@ SHAPES: dict[type[Record], tuple[str, str]] = {  # model: (its sentence list, th
 }
 
 
-def _shaped(model: type[L], obj: dict[str, Any], path: Path, line: int) -> L:
-    """`obj` validated as `model`, one of the SHAPES; a missing sentence list is named with
-    the shape the line was read as."""
+def missing_list(model: type[Record], obj: dict[str, Any]) -> str | None:
+    """What is wrong with a line of the shape `model` (one of the SHAPES) that lacks its
+    sentence list, in words naming the shape; None when the list is there."""
     key, shape = SHAPES[model]
-    if key not in obj:
-        raise InputError(path, line, missing_hint(obj, key, shape))
+    return None if key in obj else missing_hint(obj, key, shape)
+
+
+def _shaped(model: type[L], obj: dict[str, Any], path: Path, line: int) -> L:
+    """`obj` validated as `model`, one of the SHAPES (see `missing_list`)."""
+    missing = missing_list(model, obj)
+    if missing:
+        raise InputError(path, line, missing)
     return validated(model, obj, path, line)
 
 

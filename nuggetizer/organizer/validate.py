@@ -16,10 +16,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import StrictInt, StrictStr
+
 from nuggetizer.errors import InputError
 from nuggetizer.formats import rag26
 from nuggetizer.formats.jsonl import iter_lines, parse_object
-from nuggetizer.formats.runs import REPORT_SHAPE, REPORT_TOPIC_KEYS, is_report, missing_hint
+from nuggetizer.formats.records import IdText, Record, problems
+from nuggetizer.formats.runs import (
+    AnswerSentence,
+    Rag2024Answer,
+    Rag2025Answer,
+    Rag2025Metadata,
+    Report,
+    ReportMetadata,
+    ReportResponse,
+    is_report,
+    missing_list,
+)
 from nuggetizer.formats.track_rules import SEGMENT_ID, Limit
 from nuggetizer.formats.writing import dumps, write_jsonl_atomic
 from nuggetizer.measures.nuggets import LENGTH_LIMIT, answer_length, word_count
@@ -27,6 +40,70 @@ from nuggetizer.organizer.validate_rag26 import Rag26Checks
 from nuggetizer.organizer.validate_reports import ReportChecks
 
 REFERENCE_LIMITS = {2024: 20, 2025: 100}
+
+
+class Rag2024Head(Record):
+    """What a TREC RAG 2024 line holds beside its ids, each sentence checked on its own:
+    references, the stated length, the sentence list."""
+
+    references: list[StrictStr]
+    response_length: StrictInt
+    answer: list[Any]
+
+
+class Rag2025Head(Record):
+    """What a TREC RAG 2025 line holds beside its ids (its length stated or not)."""
+
+    references: list[StrictStr]
+    response_length: StrictInt | None = None
+    answer: list[Any]
+
+
+class ReportHead(Record):
+    """What a report holds beside its ids (references may be left out)."""
+
+    references: list[StrictStr] | None = None
+    responses: list[Any]
+
+
+class Rag2024Ids(Record):
+    """The run and topic of a TREC RAG 2024 line."""
+
+    run_id: IdText
+    topic_id: IdText
+
+
+class Rag2025Ids(Record):
+    """The run and narrative of a TREC RAG 2025 or 2026 line."""
+
+    metadata: Rag2025Metadata
+
+
+class ReportIds(Record):
+    """The run and topic of a report."""
+
+    metadata: ReportMetadata
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The records of a line of one shape, checked in turn so that every problem is found:
+    its ids, its head (None: formats/rag26.py checks the rest), the sentence list's name and
+    each sentence; `read_as`: the strict reader's record (formats/runs.py SHAPES)."""
+
+    ids: type[Record]
+    head: type[Record] | None
+    items: str
+    item: type[Record]
+    read_as: type[Record]
+
+
+SHAPES = {
+    "rag24": Shape(Rag2024Ids, Rag2024Head, "answer", AnswerSentence, Rag2024Answer),
+    "rag25": Shape(Rag2025Ids, Rag2025Head, "answer", AnswerSentence, Rag2025Answer),
+    rag26.NAME: Shape(Rag2025Ids, None, "answer", AnswerSentence, Rag2025Answer),
+    "report": Shape(ReportIds, ReportHead, "responses", ReportResponse, Report),
+}
 
 
 @dataclass
@@ -143,54 +220,75 @@ class _Checker(ReportChecks, Rag26Checks):
         elif shape != self.report.shape:
             self.add(n, "metadata", f"a {shape}-shape line in a {self.report.shape}-shape run")
             shape = self.report.shape
-        meta, prefix = (obj.get("metadata"), "metadata.") if "metadata" in obj else (obj, "")
-        if not isinstance(meta, dict):
-            self.add(n, "metadata", "must be an object with run_id and "
-                     + ("topic_id (or request_id)" if report else "narrative_id"))
-            return
-        topic_key = "narrative_id" if year == 2025 else "topic_id"
-        if report:
-            topic_key = next((k for k in REPORT_TOPIC_KEYS if k in meta), "topic_id")
-        topic = self.ident(meta, topic_key, prefix, n)
-        self.check_ids(self.ident(meta, "run_id", prefix, n), topic, prefix, n)
-        if report and "responses" not in obj:
-            self.add(n, "responses", missing_hint(obj, "responses", REPORT_SHAPE))
-        elif report:
-            self.check_report(obj, n, topic)
-        elif shape == rag26.NAME:
+        spec = SHAPES[shape]
+        found = problems(spec.ids, obj)
+        for fld, message in found:
+            self.add(n, fld, message)
+        topic = self.check_ids(spec.ids.model_validate(obj), n) if not found else None
+        if spec.head is None:
             self.check_rag26(obj, n)
-        else:
-            self.check_rag(obj, n, year)
-
-    def check_ids(self, run_id: str | None, topic_id: str | None, prefix: str, n: int) -> None:
-        if run_id is not None:
-            if self.report.run_id is None:
-                self.report.run_id, self.first_run_line = run_id, n
-            elif run_id != self.report.run_id:
-                self.add(n, f"{prefix}run_id", f"run id {run_id!r} differs from "
-                         f"{self.report.run_id!r} on line {self.first_run_line}: one run per file")
-        if topic_id is not None:
-            if topic_id in self.seen:
-                self.add(n, f"{prefix}topic_id", f"duplicate topic {topic_id!r} "
-                         f"(also on line {self.seen[topic_id]})"
-                         + self.rule_tag("one-object-per-narrative"))
-            elif self.topics is not None and topic_id not in self.topics:
-                self.add(n, f"{prefix}topic_id", f"unknown topic {topic_id!r}"
-                         + self.rule_tag("narrative-id"))
-            self.seen.setdefault(topic_id, n)
-
-    def check_rag(self, obj: dict[str, Any], n: int, year: int) -> None:
-        refs = self.references(obj, n, year)
-        texts = self.answer(obj, n, refs, year)
-        if texts is None:
             return
+        missing = missing_list(spec.read_as, obj)
+        if missing:
+            self.add(n, spec.items, missing)
+            return
+        refused = set()
+        for fld, message in problems(spec.head, obj):
+            self.add(n, fld, message)
+            refused.add(re.split(r"[.\[]", fld)[0])
+        if spec.items in refused:
+            return
+        items = []  # the sentences with their types, by position
+        for k, item in enumerate(obj[spec.items]):
+            wrong = problems(spec.item, item, (spec.items, k))
+            for fld, message in wrong:
+                self.add(n, fld, message)
+            if not wrong:
+                items.append((k, item))
+        refs = [] if "references" in refused else obj.get("references") or []
+        if report:
+            self.check_report(obj, n, topic, refs, items)
+        else:
+            self.check_rag(obj, n, year, refs, items, "response_length" not in refused)
+
+    def check_ids(self, ids: Record, n: int) -> str:
+        """One run per file, each topic once and (given topics) known; the line's topic."""
+        if isinstance(ids, Rag2024Ids):
+            run_id, topic_id, prefix = ids.run_id, ids.topic_id, ""
+        else:
+            meta = ids.metadata if isinstance(ids, Rag2025Ids | ReportIds) else None
+            assert meta is not None
+            topic_id = meta.narrative_id if isinstance(meta, Rag2025Metadata) else meta.topic_id
+            run_id, prefix = meta.run_id, "metadata."
+        if self.report.run_id is None:
+            self.report.run_id, self.first_run_line = run_id, n
+        elif run_id != self.report.run_id:
+            self.add(n, f"{prefix}run_id", f"run id {run_id!r} differs from "
+                     f"{self.report.run_id!r} on line {self.first_run_line}: one run per file")
+        if topic_id in self.seen:
+            self.add(n, f"{prefix}topic_id", f"duplicate topic {topic_id!r} "
+                     f"(also on line {self.seen[topic_id]})"
+                     + self.rule_tag("one-object-per-narrative"))
+        elif self.topics is not None and topic_id not in self.topics:
+            self.add(n, f"{prefix}topic_id", f"unknown topic {topic_id!r}"
+                     + self.rule_tag("narrative-id"))
+        self.seen.setdefault(topic_id, n)
+        return topic_id
+
+    def check_rag(self, obj: dict[str, Any], n: int, year: int, refs: list[str],
+                  items: list[tuple[int, dict[str, Any]]], stated_ok: bool) -> None:
+        """A TREC RAG 2024 or 2025 line, from the parts whose types are right (see
+        `check_line`): references, citations, the answer's length and the length it states."""
+        self.references(refs, n, year)
+        texts = [item["text"] for _, item in items]
+        for k, item in items:
+            for j, cite in enumerate(item["citations"]):
+                self.citation(cite, refs, year, n, f"answer[{k}].citations[{j}]")
         self.lengths.append(answer_length(texts))
         computed = sum(word_count(t) for t in texts)
-        stated = obj.get("response_length")
-        if year == 2024 or stated is not None:
-            if isinstance(stated, bool) or not isinstance(stated, int):
-                self.add(n, "response_length", f"must be an integer, got {stated!r}")
-            elif abs(stated - computed) > self.length_tolerance:
+        stated = obj.get("response_length") if stated_ok else None
+        if stated is not None:
+            if abs(stated - computed) > self.length_tolerance:
                 self.add(n, "response_length", f"states {stated} words, the answer has "
                          f"{computed}", "warning", "response_length differs (beyond "
                          f"{self.length_tolerance} words)")
@@ -205,48 +303,18 @@ class _Checker(ReportChecks, Rag26Checks):
             record = trim(obj)
         self.fixed_records.append(record)
 
-    def ident(self, obj: dict[str, Any], name: str, prefix: str, n: int) -> str | None:
-        value = obj.get(name)
-        if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
-            got = "missing" if name not in obj else f"got {value!r}"
-            self.add(n, f"{prefix}{name}", f"must be a non-empty string ({got})")
-            return None
-        return str(value).strip()
-
-    def references(self, obj: dict[str, Any], n: int, year: int) -> list[str]:
-        refs = obj.get("references")
-        if not isinstance(refs, list):
-            self.add(n, "references", f"must be an array of segment ids, got {refs!r}"[:120])
-            return []
+    def references(self, refs: list[str], n: int, year: int) -> None:
+        """The references, each a segment id listed once, within the year's limit."""
         limit = self.ref_limit or REFERENCE_LIMITS[year]
         if len(refs) > limit:
             self.add(n, "references", f"{len(refs)} references, over the limit of {limit}")
-        good: list[str] = []
         for k, ref in enumerate(refs):
-            if not isinstance(ref, str) or not SEGMENT_ID.match(ref):
+            if not SEGMENT_ID.match(ref):
                 self.add(n, f"references[{k}]", f"{ref!r} is not an MS MARCO v2.1 segment id "
                          f"(msmarco_v2.1_doc_N_N#N_N; the file was read as a TREC RAG {year} "
                          f"run; {rag26.FORMAT} cites ClimbMix doc ids, e.g. shard_00459_61697)")
-            elif ref in good:
+            elif ref in refs[:k]:
                 self.add(n, f"references[{k}]", f"{ref} is listed twice", "warning")
-            good.append(ref if isinstance(ref, str) else "")
-        return good
-
-    def answer(self, obj: dict[str, Any], n: int, refs: list[str], year: int) -> list[str] | None:
-        items = obj.get("answer")
-        if not isinstance(items, list):
-            self.add(n, "answer", "must be an array of {text, citations} objects")
-            return None
-        texts: list[str] = []
-        for where, item, text in self.with_texts(items, n, "answer"):
-            texts.append(text)
-            cites = item.get("citations", [])
-            if not isinstance(cites, list):
-                self.add(n, f"{where}.citations", "must be an array of reference indexes")
-                continue
-            for j, cite in enumerate(cites):
-                self.citation(cite, refs, year, n, f"{where}.citations[{j}]")
-        return texts
 
     def citation(self, cite: Any, refs: list[str], year: int, n: int, where: str) -> None:
         self.report.citations += 1

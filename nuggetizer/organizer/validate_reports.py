@@ -4,7 +4,6 @@ with `validate --track-rules` or detected from the run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from nuggetizer.formats.track_rules import (
@@ -39,28 +38,6 @@ class ReportChecks:
             kind: str = "") -> None:
         raise NotImplementedError
 
-    def item_text(self, n: int, where: str, item: Any) -> str | None:
-        """The text of one answer item (`{text, citations}`); None, with the problem added,
-        when the item is not such an object."""
-        if not isinstance(item, dict):
-            self.add(n, where, "must be an object with text and citations")
-            return None
-        text = item.get("text")
-        if not isinstance(text, str):
-            self.add(n, f"{where}.text", f"must be a string, got {text!r}"[:120])
-            return None
-        return text
-
-    def with_texts(self, items: list[Any], n: int, name: str
-                   ) -> Iterator[tuple[str, dict[str, Any], str]]:
-        """(field, item, text) of each item of the list `name` that has a text; the others
-        are problems."""
-        for k, item in enumerate(items):
-            where = f"{name}[{k}]"
-            text = self.item_text(n, where, item)
-            if text is not None:
-                yield where, item, text
-
     def track_of(self, obj: dict[str, Any]) -> TrackRules | None:
         """The rules of this file: the one chosen, else the first report line's track."""
         if not self.rules_chosen:
@@ -70,27 +47,21 @@ class ReportChecks:
             self.report.track = self.rules.name if self.rules else None
         return self.rules
 
-    def check_report(self, obj: dict[str, Any], n: int, topic: str | None) -> None:
-        """The report shape: doc ids of any collection, citations a list of ids or an
-        {id: confidence} map, each in references (or references empty: the cited ids); then
-        the track's rules."""
+    def check_report(self, obj: dict[str, Any], n: int, topic: str | None, refs: list[str],
+                     items: list[tuple[int, dict[str, Any]]]) -> None:
+        """A report, from the parts whose types are right (organizer/validate.py
+        `check_line`): doc ids of any collection, citations a list of ids or an {id:
+        confidence} map, each in references (or references empty: the cited ids); then the
+        track's rules."""
         rules = self.track_of(obj)
-        refs = obj.get("references", [])
-        if not isinstance(refs, list):
-            self.add(n, "references", f"must be an array of doc ids, got {refs!r}"[:120])
-            refs = []
         limit = self.ref_limit
         if limit is not None and len(refs) > limit:
             self.add(n, "references", f"{len(refs)} references, over the limit of {limit}")
         for k, ref in enumerate(refs):
-            if not isinstance(ref, str) or not ref.strip():
+            if not ref.strip():
                 self.add(n, f"references[{k}]", f"{ref!r} is not a doc id (a non-empty string)")
             elif ref in refs[:k]:
                 self.add(n, f"references[{k}]", f"{ref} is listed twice", "warning")
-        items = obj.get("responses")
-        if not isinstance(items, list):
-            self.add(n, "responses", "must be an array of {text, citations} objects")
-            return
         texts = self.check_responses(items, refs, n, rules)
         if rules is not None:
             for found in check_report(rules, obj, limit_for(rules, topic, self.limits,
@@ -99,24 +70,19 @@ class ReportChecks:
         self.lengths.append(answer_length(texts))
         self.fixed_records.append(obj)
 
-    def check_responses(self, items: list[Any], refs: list[Any], n: int,
+    def check_responses(self, items: list[tuple[int, dict[str, Any]]], refs: list[str], n: int,
                         rules: TrackRules | None) -> list[str]:
-        """Each response's text and citations; the texts."""
-        texts: list[str] = []
+        """Each response's citations: doc ids (with a numeric confidence, in a map) that are
+        in the references; the texts."""
         unlisted = 0
-        for where, item, text in self.with_texts(items, n, "responses"):
-            texts.append(text)
-            cites = item.get("citations", [])
+        for k, item in items:
+            where = f"responses[{k}]"
+            cites = item.get("citations") or []
             if isinstance(cites, dict):
                 for docid, confidence in cites.items():
                     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
                         self.add(n, f"{where}.citations[{docid!r}]", "must be a number (the "
                                  f"citation's confidence), got {confidence!r}"[:120])
-                cites = list(cites)
-            elif not isinstance(cites, list):
-                self.add(n, f"{where}.citations", "must be an array of doc ids or an "
-                         "{doc id: confidence} object")
-                continue
             for j, cite in enumerate(cites):
                 self.report.citations += 1
                 if not isinstance(cite, str) or not cite.strip():
@@ -129,4 +95,4 @@ class ReportChecks:
         if unlisted and (rules is None or rules.references != "absent"):
             self.add(n, "references", f"empty, but the responses cite {unlisted} doc ids: "
                      "they are taken as the references", "warning")
-        return texts
+        return [item["text"] for _, item in items]
