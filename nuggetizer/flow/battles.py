@@ -23,9 +23,11 @@ from nuggetizer.flow.schedule import Pairing, adaptive_pairs, schedule_battles
 from nuggetizer.flow.steps import _stamp, run_journalled
 from nuggetizer.flow.usage import UsageLedger
 from nuggetizer.formats.jsonl import iter_jsonl
+from nuggetizer.formats.records import validated
 from nuggetizer.measures.battles import verdicts
 from nuggetizer.methods.base import AnswerKeyMethod, Target
 from nuggetizer.methods.battles import BATTLES_FILE, battle_key
+from nuggetizer.methods.records import BattleJudgment
 
 
 @dataclass
@@ -82,7 +84,8 @@ def judged_before(out: Path, stamp: dict) -> dict[str, dict[str, Any]]:
         if not same_identity(record.get("provenance"), stamp):
             raise ConfigError(f"{out}:{line} holds battles judged with another assessor, "
                               "prompt or setting: give another -o folder, or delete it")
-        found[battle_key(str(record["qid"]), record["run_a"], record["run_b"])] = record
+        battle = validated(BattleJudgment, record, out, line)
+        found[battle_key(str(battle.qid), str(battle.run_a), str(battle.run_b))] = record
     return found
 
 

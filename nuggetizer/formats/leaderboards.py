@@ -18,11 +18,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import PlainValidator, StrictStr
+from pydantic_core import PydanticCustomError
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.autojudge import ALL
-from nuggetizer.formats.jsonl import iter_lines
+from nuggetizer.formats.jsonl import iter_lines, parse_object
+from nuggetizer.formats.records import IdText, JsonType, Record, validated, wrong_type
 from nuggetizer.formats.writing import write_text_atomic
 
 FORMATS = ("tot", "trec_eval", "ir_measures", "rag4reports", "ranking", "jsonl")
@@ -90,6 +94,25 @@ def write_leaderboard(path: Path, rows: Sequence[Row], fmt: str) -> None:
         write_text_atomic(Path(path) / run, format_text(own, fmt))
 
 
+def _score(value: Any) -> float:
+    """A score: a number, or a number written as text (as the text formats hold it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise wrong_type("number")
+    try:
+        return float(value)
+    except ValueError:
+        raise PydanticCustomError("number", "must be a number or a number's text") from None
+
+
+class JsonlRow(Record):
+    """A row of a JSONL leaderboard (its value a number, or a number's text)."""
+
+    run_id: IdText
+    topic_id: IdText
+    measure: StrictStr
+    value: Annotated[float, PlainValidator(_score), JsonType("number")]
+
+
 def _value(text: str, path: Path, line: int) -> float:
     try:
         return float(text)
@@ -102,14 +125,8 @@ def _file_rows(path: Path, fmt: str) -> Iterator[Row]:
         if not line.strip():
             continue
         if fmt == "jsonl":
-            try:
-                obj = json.loads(line)
-                run, m, topic = str(obj["run_id"]), str(obj["measure"]), str(obj["topic_id"])
-                value = obj["value"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(path, number, "expected an object with run_id, topic_id, "
-                                 f"measure and value ({exc})") from None
-            yield run, m, topic, _value(str(value), path, number)
+            row = validated(JsonlRow, parse_object(line, path, number), path, number)
+            yield row.run_id, row.measure, row.topic_id, row.value
             continue
         cells = dict(zip(COLUMNS[fmt], line.split()))
         if len(line.split()) != len(COLUMNS[fmt]):

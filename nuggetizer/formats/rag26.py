@@ -24,7 +24,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import StrictStr
+
 from nuggetizer.formats.findings import Finding
+from nuggetizer.formats.records import Record, Text, problems
 from nuggetizer.formats.topics import read_topics
 
 CLIMBMIX_ID = re.compile(r"^shard_\d+_\d+$")
@@ -35,6 +38,31 @@ WORD_LIMIT = 1024
 METADATA = ("team_id", "narrative_id", "narrative", "run_id", "run_desc")
 NOT_FIXED = ("not fixed by --fix: which citations to drop is the run's choice, and dropping "
              "them changes what the answer claims")
+
+
+class Metadata(Record):
+    """The required metadata of a 2026 line, each a non-empty string."""
+
+    team_id: Text
+    narrative_id: Text
+    narrative: Text
+    run_id: Text
+    run_desc: Text
+
+
+class Head(Record):
+    """A 2026 line: its metadata, references and answer objects (each checked on its own)."""
+
+    metadata: Metadata
+    references: list[Any]
+    answer: list[Any]
+
+
+class AnswerObject(Record):
+    """An answer object: its text and (possibly no) citations."""
+
+    text: StrictStr
+    citations: list[Any] = []
 
 
 def listed(obj: dict[str, Any], key: str) -> list[Any]:
@@ -76,15 +104,15 @@ def words(obj: dict[str, Any]) -> int:
                if isinstance(i, dict) and isinstance(i.get("text"), str))
 
 
-def _metadata(obj: dict[str, Any]) -> list[Finding]:
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        return [found("metadata", "metadata", "must be an object with " + ", ".join(METADATA))]
-    out = [found("metadata", f"metadata.{key}", "missing: expected a non-empty string"
-                 if key not in meta else f"must be a non-empty string, got {meta[key]!r}"[:120])
-           for key in METADATA
-           if not isinstance(meta.get(key), str) or not meta[key].strip()]
-    extra = [k for k in meta if k not in METADATA]
+def _types(obj: dict[str, Any]) -> list[Finding]:
+    """The fields of the wrong type (the records' words), each under the rule of its part:
+    metadata, references, answer, citation; and extra metadata keys (a warning)."""
+    out = [found(fld.split(".")[0].split("[")[0], fld, message)
+           for fld, message in problems(Head, obj)]
+    for k, item in enumerate(listed(obj, "answer")):
+        out += [found("citation" if ".citations" in fld else "answer", fld, message)
+                for fld, message in problems(AnswerObject, item, ("answer", k))]
+    extra = [k for k in metadata(obj) if k not in METADATA]
     if extra:
         out.append(found("metadata-extra", "metadata", f"extra keys {', '.join(extra)}: the "
                          "guidelines ask for none (put them in run_desc)", "warning"))
@@ -96,11 +124,9 @@ def _citations(obj: dict[str, Any], refs: list[Any]) -> tuple[list[Finding], set
     out: list[Finding] = []
     cited: set[int] = set()
     for k, item in enumerate(listed(obj, "answer")):
-        cites = item.get("citations", []) if isinstance(item, dict) else []
+        cites = item.get("citations") if isinstance(item, dict) else None
         where = f"answer[{k}].citations"
-        if not isinstance(cites, list):
-            out.append(found("citation", where, "must be an array of reference positions or "
-                             f"doc ids, got {cites!r}"[:120]))
+        if not isinstance(cites, list):  # a problem of its type (_types)
             continue
         if len(cites) > MAX_CITATIONS:
             out.append(found("citations-per-object", where, f"{len(cites)} citations, over the "
@@ -121,17 +147,12 @@ def _citations(obj: dict[str, Any], refs: list[Any]) -> tuple[list[Finding], set
 def check(obj: dict[str, Any]) -> list[Finding]:
     """What the 2026 rules find in one answer line, needing no narratives file: metadata,
     ClimbMix doc ids, citations (0 to 3 per object, each resolving), the 1,024-word limit."""
-    out = _metadata(obj)
+    out = _types(obj)
     refs = listed(obj, "references")
-    if not isinstance(obj.get("references"), list):
-        out.append(found("references", "references", "must be an array of ClimbMix doc ids, "
-                         f"got {obj.get('references')!r}"[:120]))
     for k, ref in enumerate(refs):
         if not isinstance(ref, str) or not CLIMBMIX_ID.match(ref):
             out.append(found("doc-id", f"references[{k}]", f"{ref!r} is not a ClimbMix doc "
                              "id (shard_NNNNN_N, e.g. shard_00459_61697)"))
-    if not isinstance(obj.get("answer"), list):
-        out.append(found("answer", "answer", "must be an array of {text, citations} objects"))
     cites, cited = _citations(obj, refs)
     out += cites
     uncited = [r for k, r in enumerate(refs) if k not in cited]

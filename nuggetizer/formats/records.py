@@ -244,7 +244,14 @@ def _missing(error: ErrorDetails, model: type[BaseModel] | None,
         message = f"missing field {dotted(loc)!r}"
         message += f" (expected {expected})" if expected else ""
     given = error.get("input")
-    close = close_key(given, str(loc[-1])) if isinstance(given, dict) else None
+    # the keys of the object that name none of its model's fields: only those can be a
+    # misspelling of the missing one (not a sibling field of a close name)
+    owner = _annotation_at(model, tuple(error["loc"])[:-1])[0] if model else None
+    known: set[str] = {n for name, f in owner.model_fields.items()
+                       for n in (name, *_aliases(f))} \
+        if isinstance(owner, type) and issubclass(owner, BaseModel) else set()
+    others = {k: v for k, v in given.items() if k not in known} if isinstance(given, dict) else {}
+    close = close_key(others, str(loc[-1]))
     if close:
         message += f"; found {close!r}: rename it {loc[-1]!r}"
     return message
