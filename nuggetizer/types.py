@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pydantic import BaseModel, Field
 
 from nuggetizer.labels import Assignment, Importance
@@ -42,6 +44,12 @@ class Sentence(BaseModel):
     citations: list[int | str] = Field(default_factory=list)
 
 
+def joined(sentences: Iterable[Sentence]) -> str:
+    """An answer's text from its sentences: each stripped, the empty ones dropped, joined by
+    single spaces."""
+    return " ".join(s.text.strip() for s in sentences if s.text.strip())
+
+
 class Answer(BaseModel):
     """One run's answer to one topic (TREC RAG 2024 and 2025 answer formats)."""
 
@@ -67,7 +75,7 @@ class Answer(BaseModel):
     @property
     def text(self) -> str:
         """The answer text as the assignment prompt sees it: sentences joined by single spaces."""
-        return " ".join(s.text.strip() for s in self.sentences if s.text.strip())
+        return joined(self.sentences)
 
 
 class Nugget(BaseModel):

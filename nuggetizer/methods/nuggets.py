@@ -3,11 +3,12 @@ labels, listwise assignment."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline, line_safe
@@ -56,13 +57,13 @@ from nuggetizer.methods.registry import register
 from nuggetizer.parsing import parse_strings, strings_schema
 from nuggetizer.templates import RENDERINGS, load_prompt
 from nuggetizer.types import (
-    Answer,
     AssessedNugget,
     Assessment,
     Nugget,
     NuggetList,
     Segment,
     Sentence,
+    joined,
 )
 
 PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign", "nuggets_subnarrative")
@@ -104,11 +105,11 @@ class NuggetConfig:
         kept), or collapsed to single spaces under the JSON rendering."""
         return inline(text) if self.render == "json" else line_safe(text)
 
-    def answer(self, answer: Answer) -> str:
+    def answer(self, answer: Answered) -> str:
         """The answer text the assignment prompt reads: its sentences joined by a space,
         unstripped as castorini joins them (stripped under the JSON rendering)."""
         if self.render == "json":
-            return inline(answer.text)
+            return inline(joined(answer.sentences))
         return line_safe(" ".join(s.text for s in answer.sentences))
 
 
@@ -183,8 +184,19 @@ async def label_importance(
     return unparsed
 
 
+class Answered(Protocol):
+    """What assignment reads of an answer: its run and its sentences. An Answer read from a
+    run file has them, and so has the Target the flow judges (methods/base.py)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def sentences(self) -> Sequence[Sentence]: ...
+
+
 async def assign_nuggets(
-    assessor: Assessor, key: NuggetList, answer: Answer, length: int, config: NuggetConfig
+    assessor: Assessor, key: NuggetList, answer: Answered, length: int, config: NuggetConfig
 ) -> Assessment:
     """Judge one answer against one topic's nuggets, listwise; failures become unjudged items."""
     results = await label_batches(
@@ -213,7 +225,7 @@ async def assign_nuggets(
         run_id=answer.run_id,
         qid=key.qid,
         query=key.query,
-        answer_text=answer.text,
+        answer_text=joined(answer.sentences),
         length=length,
         nuggets=assessed,
     )
@@ -289,8 +301,9 @@ class NuggetsMethod(AnswerKeyMethod):
         return Outcome(record, problems)
 
     async def judge(self, assessor: Assessor, key: NuggetList, target: Target) -> Outcome:
-        answer = Answer(run_id=target.run_id, topic_id=target.qid,
-                        sentences=list(target.sentences) or [Sentence(text=target.answer or "")])
+        # a plain-text answer (a report's) is judged as one sentence
+        answer = target if target.sentences else \
+            dataclasses.replace(target, sentences=[Sentence(text=target.answer or "")])
         assessment = await assign_nuggets(assessor, key, answer, self.length(target),
                                           self.config)
         return Outcome(assessment_record(assessment),
