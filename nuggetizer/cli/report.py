@@ -12,14 +12,13 @@ import click
 from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines, method_options
 from nuggetizer.cli.steps import configured
 from nuggetizer.errors import InputError
-from nuggetizer.flow.scoring import judgment_files, read_judged, score_files, score_judged
+from nuggetizer.flow.scoring import judgment_files, read_judged, score_judged
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard
 from nuggetizer.formats.tables import is_per_topic
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.methods.base import AnswerKeyMethod
-from nuggetizer.methods.battles import is_battles
 from nuggetizer.methods.declare import Measure
-from nuggetizer.methods.registry import make_method, method_class, method_names
+from nuggetizer.methods.registry import method_class, method_holding, method_names
 from nuggetizer.methods.report_part import ReportPart
 from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
 
@@ -106,7 +105,6 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         raise InputError(first, 1, "an AutoJudge leaderboard (run_id measure topic value): "
                          "the report reads assessment files or folders, or a per-topic TSV "
                          "(run_id topic_id measure value)")
-    extra: dict | None = None
     if len(assessments) == 1 and first.is_file() and first.suffix.lower() == ".tsv":
         if not is_per_topic(first):
             raise InputError(first, 1, "not a per-topic TSV: expected the header run_id "
@@ -125,26 +123,16 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         files = [first]
         summary: str | None = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                                f"{len(table.measures)} measures: {', '.join(table.measures)}.")
-    elif len(assessments) == 1 and is_battles(first):  # pairwise battles: their own figures
-        from nuggetizer.organizer.battle_figures import FIGURES
-
-        battles = make_method("battles")
-        table = score_files(battles, [first], None, lenient)
-        chosen, part, files, extra = list(measures) or ["win_rate"], None, [first], FIGURES
-        declared = list(battles.declared)
-        summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
-                   f"{sum(int(m['battles']) for m in table.means.values()) // 2} battles "
-                   "with a result (blind, pairwise; README: Pairwise battles).")
-    else:
-        chosen_method = configured(method, settings)
-        chosen = list(measures) or [chosen_method.primary]
+    else:  # judgments of --method (else of the method they unmistakably are: battles)
+        chosen_method = configured(method_holding(assessments) or method, settings)
+        part = chosen_method.report_part(set(wanted) if wanted else None)
+        chosen = list(measures) or list(part.drawn if part else ()) or [chosen_method.primary]
         for measure in chosen:
             if measure not in chosen_method.measures:
                 raise click.BadParameter(f"{measure!r} is not one of "
                                          f"{measure_names(chosen_method)}", param_hint="--measure")
         files = judgment_files(list(assessments))
         keys = chosen_method.read_keys(nuggets, lenient) if nuggets else None
-        part = chosen_method.report_part(set(wanted) if wanted else None)
         table = score_judged(chosen_method,
                              gathered(read_judged(chosen_method, files, lenient, True), part),
                              keys, lenient)
@@ -163,7 +151,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         raise click.BadParameter(str(exc), param_hint="--runs") from None
     path = write_report(table, part, output, measure=chosen[0] if len(chosen) == 1 else chosen,
                         title=title, inputs=files, summary=summary, sources=sources,
-                        runs=wanted or None, declared=declared, extra=extra)
+                        runs=wanted or None, declared=declared)
     click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
 
 

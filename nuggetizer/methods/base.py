@@ -305,6 +305,12 @@ class AnswerKeyMethod(ABC):
 
     # --- the report (methods/report_part.py) ----------------------------------------------
 
+    @classmethod
+    def holds(cls, path: Path) -> bool:
+        """Whether `path` (a file or folder) is unmistakably this method's judgments, so that
+        `report` and `agreement` score it so without --method (e.g. a battles folder)."""
+        return False
+
     def report_part(self, runs: Collection[str] | None) -> ReportPart | None:
         """What the method adds to `nuggetizer report` beyond the generic page (leaderboard,
         glossary of the declared measures, topics, distributions, heat maps): a ReportPart

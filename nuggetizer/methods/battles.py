@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from nuggetizer.measures import battles as mb
 from nuggetizer.measures.battles import POSITION, two_orders
 from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
+from nuggetizer.methods.battles_report import BattlesPart
 from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.records import BattleJudgment
 from nuggetizer.methods.registry import register
@@ -156,6 +157,13 @@ class BattlesMethod(AnswerKeyMethod):
     needs_key = False
     scores_without_key = True
     run_level = True
+
+    @classmethod
+    def holds(cls, path: Path) -> bool:
+        return is_battles(path)
+
+    def report_part(self, runs: Collection[str] | None) -> BattlesPart:
+        return BattlesPart(runs)
 
     def orders(self, battle: Battle) -> list[str]:
         """The side shown first in each order judged."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import ConfigError
@@ -67,6 +68,13 @@ def method_class(name: str) -> type[AnswerKeyMethod]:
     if name not in REGISTRY:
         raise ConfigError(f"unknown method {name!r}; known: {', '.join(method_names())}")
     return REGISTRY[name]
+
+
+def method_holding(paths: Sequence[Path]) -> str | None:
+    """The method whose judgments `paths` unmistakably are (its `holds`), if one is."""
+    found = [name for name in method_names()
+             if paths and all(method_class(name).holds(p) for p in paths)]
+    return found[0] if len(found) == 1 else None
 
 
 def make_method(name: str, settings: Mapping[str, Any] | None = None) -> AnswerKeyMethod:

@@ -30,8 +30,7 @@ from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderbo
 from nuggetizer.formats.tables import is_per_topic, iter_per_topic, read_leaderboard
 from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
 from nuggetizer.methods.base import AnswerKeyMethod
-from nuggetizer.methods.battles import is_battles
-from nuggetizer.methods.registry import DEFAULT_METHOD, make_method
+from nuggetizer.methods.registry import DEFAULT_METHOD, make_method, method_holding
 from nuggetizer.organizer.meta_evaluate import track_measures
 
 PerTopic = dict[str, dict[str, float]]  # run -> topic -> value
@@ -213,10 +212,9 @@ def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] 
             paths[0].suffix.lower() in (".tsv", ".txt")
             or (".jsonl" not in paths[0].name.lower() and is_autojudge_leaderboard(paths[0]))):
         return _read_tsv(paths[0], measure)
-    if method is None:  # the default method's judgments, or battles (their own ranking)
-        battles = all(is_battles(p) for p in paths)
-        method = make_method("battles" if battles else DEFAULT_METHOD)
-        keys = None if battles else keys
+    if method is None:  # the default method's, or those of the method they unmistakably are
+        method = make_method(method_holding(paths) or DEFAULT_METHOD)
+        keys = keys if method.needs_key else None
     table = score_files(method, list(paths), keys, lenient)
     return from_table(table, measure, " ".join(str(p) for p in paths))
 

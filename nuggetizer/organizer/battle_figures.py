@@ -1,7 +1,8 @@
 """The battles report's figures (matplotlib, as organizer/report_figures.py draws them): each
 run's Bradley-Terry score with its bootstrap interval, and the pairwise win-rate heat map (row
 run against column run, from the win/tie/loss matrix of `score --method battles`). Runs are
-labelled by their leaderboard rank, as every report figure."""
+labelled by their leaderboard rank, as every report figure. The battles method's report
+part (methods/battles_report.py) names them."""
 
 from __future__ import annotations
 
@@ -24,9 +25,6 @@ from nuggetizer.organizer.report_figures import (
     ranks_of,
     save,
 )
-
-SCORES_FIGURE = "battle_scores.png"
-WINS_FIGURE = "battle_wins.png"
 
 
 def matrix_of(table: ScoreTable) -> dict[tuple[str, str], float]:
@@ -74,9 +72,3 @@ def wins_png(table: ScoreTable, measure: str, path: Path,
     save(fig, path)
     return geometry
 
-
-# the report's figures of a battles table: {file: (draw, measure, caption)}
-FIGURES = {
-    SCORES_FIGURE: (scores_png, "bt_score", "Bradley-Terry scores with bootstrap intervals"),
-    WINS_FIGURE: (wins_png, "win_rate", "Pairwise win rates: run (row) against opponent"),
-}

@@ -16,10 +16,11 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from pkgutil import resolve_name
 from typing import Any
 
 from nuggetizer import __version__
@@ -139,16 +140,15 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  out_dir: Path, *, measure: str | Sequence[str] = "V_strict",
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
-                 runs: Sequence[str] | None = None, declared: Sequence[Measure] = (),
-                 extra: Mapping[str, tuple[Any, str, str]] | None = None) -> Path:
+                 runs: Sequence[str] | None = None, declared: Sequence[Measure] = ()) -> Path:
     """Write `index.html` and its PNGs into `out_dir`; returns the HTML path. The leaderboard
     holds every measure of the table, the glossary those of `declared` (the methods'
     Measure declarations); the figures are drawn for each measure in `measure` (one:
     `distributions.png`, `heatmap.png`; several: one pair per measure); the length figure
-    when the table has the answer length L; `extra`: a method's own figures drawn beside
-    these, {file: (draw(table, measure, path, ranks), measure, caption)}. `assessments`: a
-    method's ReportPart (its `report_part`, gathered while scoring, of the runs shown), whose
-    sections (and figures) follow; a list of nugget assessments stands for the nuggets
+    when the table has the answer length L. `assessments`: a method's ReportPart (its
+    `report_part`, gathered while scoring, of the runs shown): its `plots` are drawn beside
+    these, its `summary` is the page's first line (unless `summary` is given), and its
+    sections (and their figures) follow; a list of nugget assessments stands for the nuggets
     method's part. `sources`: what the inputs record (provenance, usage, query texts);
     `runs`: show only these (UnknownRuns, before anything is written, for an id the table
     lacks)."""
@@ -171,12 +171,14 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
         figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run")
     if "L" in shown.measures:
         figures["length.png"] = (length_png, chosen[0], f"{chosen[0]} against answer length")
-    figures.update(extra or {})
+    figures.update({plot.name: (resolve_name(plot.draw), plot.measure, plot.caption)
+                    for plot in part.plots})
     draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
     sections = part.sections(shown, sources.queries, bool(runs))
     for section in sections:
         for figure in section.figures:
             figure.draw(out_dir / figure.name)
+    summary = summary or part.summary(table)
     if summary is None:
         summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                    f"{sum(table.unjudged.values())} unjudged {part.items} "

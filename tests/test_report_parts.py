@@ -1,0 +1,58 @@
+"""A method's part of `nuggetizer report` (methods/report_part.py): the battles method's
+figures, measures drawn and first line come from its part, through the one report path every
+method takes, so its page records how the battles were judged as any method's does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import scripted
+from click.testing import CliRunner
+from test_battles import baselines, battles_args
+
+from nuggetizer.cli import cli
+from nuggetizer.methods.battles_report import BattlesPart
+from nuggetizer.methods.registry import make_method, method_holding
+from nuggetizer.templates import load_prompt
+
+
+def judged(tmp_path: Path) -> Path:
+    paths = baselines(tmp_path, topics=3)
+    scripted.SCRIPTS["report-part"] = lambda request: '{"verdict": "B"}'
+    out = tmp_path / "battles"
+    made = CliRunner().invoke(cli, battles_args(paths, out, "--no-cache", "--assessor",
+                                                "scripted:report-part"))
+    assert made.exit_code == 0, made.output
+    return out
+
+
+def page(report: Path) -> str:
+    """index.html without the dates it was made and written on."""
+    text = (report / "index.html").read_text(encoding="utf-8")
+    return re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "DATE", text)
+
+
+def test_a_battles_folder_is_reported_through_its_part_with_its_provenance(
+        tmp_path: Path) -> None:
+    out = judged(tmp_path)
+    assert method_holding([out]) == "battles"
+    assert method_holding([out, tmp_path]) is None  # not every input is battles
+    assert isinstance(make_method("battles").report_part(None), BattlesPart)
+    found = CliRunner().invoke(cli, ["report", str(out), "-o", str(tmp_path / "found")])
+    named = CliRunner().invoke(cli, ["report", str(out), "--method", "battles",
+                                     "-o", str(tmp_path / "named")])
+    assert found.exit_code == 0 and named.exit_code == 0, found.output + named.output
+    text = page(tmp_path / "found")
+    assert text == page(tmp_path / "named")
+    # the part's first line, plots and measure drawn
+    assert "3 runs, 3 topics, 9 battles with a result" in text
+    for plot in BattlesPart.plots:
+        assert f"src='{plot.name}'" in text and plot.caption in text
+        assert (tmp_path / "found" / plot.name).read_bytes().startswith(b"\x89PNG")
+    assert "win_rate: topic x run" in text
+    # how the battles were judged, read from their files as for any method
+    assert "scripted:report-part" in text
+    assert load_prompt("battle_judge").sha256 in text
+    assert "battles --method battles" in text  # the usage of the step
+    assert "carry no provenance block" not in text
