@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -42,6 +43,17 @@ class Sentence(BaseModel):
 
     text: str
     citations: list[int | str] = Field(default_factory=list)
+
+
+class Answered(Protocol):
+    """What assignment reads of an answer: its run and its sentences. An Answer read from a
+    run file has them, and so has the Target the flow judges (methods/base.py)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def sentences(self) -> Sequence[Sentence]: ...
 
 
 def joined(sentences: Iterable[Sentence]) -> str:

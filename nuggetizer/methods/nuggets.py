@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline, line_safe
@@ -57,6 +57,7 @@ from nuggetizer.methods.registry import register
 from nuggetizer.parsing import parse_strings, strings_schema
 from nuggetizer.templates import RENDERINGS, load_prompt
 from nuggetizer.types import (
+    Answered,
     AssessedNugget,
     Assessment,
     Nugget,
@@ -182,17 +183,6 @@ async def label_importance(
         for offset, label in enumerate(labels):
             nuggets[start + offset].importance = importance_of(label)
     return unparsed
-
-
-class Answered(Protocol):
-    """What assignment reads of an answer: its run and its sentences. An Answer read from a
-    run file has them, and so has the Target the flow judges (methods/base.py)."""
-
-    @property
-    def run_id(self) -> str: ...
-
-    @property
-    def sentences(self) -> Sequence[Sentence]: ...
 
 
 async def assign_nuggets(

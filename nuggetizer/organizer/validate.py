@@ -249,7 +249,7 @@ class _Checker(ReportChecks, Rag26Checks):
         if report:
             self.check_report(obj, n, topic, refs, items)
         else:
-            self.check_rag(obj, n, year, refs, items, "response_length" not in refused)
+            self.check_rag(obj, n, refs, items, "response_length" not in refused)
 
     def check_ids(self, ids: Record, n: int) -> str:
         """One run per file, each topic once and (given topics) known; the line's topic."""
@@ -275,10 +275,12 @@ class _Checker(ReportChecks, Rag26Checks):
         self.seen.setdefault(topic_id, n)
         return topic_id
 
-    def check_rag(self, obj: dict[str, Any], n: int, year: int, refs: list[str],
+    def check_rag(self, obj: dict[str, Any], n: int, refs: list[str],
                   items: list[tuple[int, dict[str, Any]]], stated_ok: bool) -> None:
-        """A TREC RAG 2024 or 2025 line, from the parts whose types are right (see
-        `check_line`): references, citations, the answer's length and the length it states."""
+        """A TREC RAG 2024 or 2025 line (the latter's has metadata), from the parts whose
+        types are right (see `check_line`): references, citations, the answer's length and
+        the length it states."""
+        year = 2025 if "metadata" in obj else 2024
         self.references(refs, n, year)
         texts = [item["text"] for _, item in items]
         for k, item in items:
