@@ -131,11 +131,21 @@ def timed(checkout: Path, args: Sequence[str]) -> dict:
     return {**json.loads(stderr.strip().splitlines()[-1]), "pss_mib": peak}
 
 
+def compiled(checkout: Path) -> None:
+    """Byte-compile the checkout's sources once before it is timed: under
+    PYTHONDONTWRITEBYTECODE (set on some machines) every run would compile each module it
+    imports again, which costs a checkout of more modules more, and is no part of the work."""
+    subprocess.run([str(checkout / ".venv" / "bin" / "python"), "-m", "compileall", "-q",
+                    "nuggetizer", "assessors"], cwd=checkout, check=True)
+
+
 def alternate(checkouts: Sequence[Path], repeat: int, out: Path,
               args_for: Callable[[Path], Sequence[str]]) -> list[Timings]:
     """`repeat` rounds, each running every checkout once in turn; `args_for(folder)` gives the
     command's arguments writing into `folder` (out/CHECKOUT-INDEX/ROUND)."""
     timings = [Timings(c) for c in checkouts]
+    for checkout in checkouts:  # every run reads compiled modules, as an installed package does
+        compiled(checkout)
     for round_ in range(repeat):
         order = list(enumerate(checkouts))
         if round_ % 2:

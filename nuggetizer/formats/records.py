@@ -113,7 +113,7 @@ ListOrObject = Annotated[list[Any] | dict[str, Any], PlainValidator(_list_or_obj
 class Record(BaseModel):
     """A record: the fields a method reads, checked; any other field kept as written."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class KeyIds(Record):
