@@ -85,6 +85,16 @@ def data_names(path: Path) -> frozenset[str]:
     return frozenset(found)
 
 
+def missing_data(exc: BaseException) -> str | None:
+    """Why a test stopped by `exc` is to be skipped rather than failed: outside CI, with the
+    data missing, a file under it not found (a test that reaches the data through code the
+    names above do not show, e.g. a benchmark's data generator); None otherwise."""
+    if MISSING is None or not isinstance(exc, FileNotFoundError) or exc.filename is None:
+        return None
+    path = Path(os.path.abspath(exc.filename))
+    return MISSING if path.is_relative_to(Path(os.path.abspath(SHARED))) else None
+
+
 def _reaches_data(function: object) -> bool:
     code = getattr(function, "__code__", None)
     if code is None:

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from shared_data import RAG26_DEV
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
 from nuggetizer.formats.records import JudgmentIds, validated
 
-RUBRICS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / \
-    "trec-rag-2026-dev" / "research-rubrics-dev-rubrics.jsonl"
+RUBRICS = RAG26_DEV / "research-rubrics-dev-rubrics.jsonl"
 Records = list[dict[str, Any]]
 
 
