@@ -31,10 +31,8 @@ from nuggetizer.assessors import make_assessor  # noqa: E402
 from nuggetizer.cache import Cache  # noqa: E402
 from nuggetizer.flow.inputs import answer_targets  # noqa: E402
 from nuggetizer.flow.steps import judge_targets  # noqa: E402
-from nuggetizer.methods.nuggets import (
-    NuggetConfig,  # noqa: E402
-    NuggetsMethod,  # noqa: E402
-)
+from nuggetizer.methods.nuggets import NuggetsMethod  # noqa: E402
+from nuggetizer.methods.nuggets_steps import NuggetConfig  # noqa: E402
 
 
 def main() -> None:

@@ -32,7 +32,8 @@ from nuggetizer.assessors import make_assessor  # noqa: E402
 from nuggetizer.cache import Cache  # noqa: E402
 from nuggetizer.flow.inputs import answer_targets  # noqa: E402
 from nuggetizer.flow.steps import judge_targets  # noqa: E402
-from nuggetizer.methods.nuggets import NuggetConfig, NuggetsMethod  # noqa: E402
+from nuggetizer.methods.nuggets import NuggetsMethod  # noqa: E402
+from nuggetizer.methods.nuggets_steps import NuggetConfig  # noqa: E402
 
 
 def assign_once(url: str, runs: dict, keys: dict, out: Path, cache: Path, concurrency: int,

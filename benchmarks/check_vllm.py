@@ -29,10 +29,8 @@ from nuggetizer.flow.inputs import answer_targets  # noqa: E402
 from nuggetizer.flow.steps import judge_targets  # noqa: E402
 from nuggetizer.formats.answers import read_runs  # noqa: E402
 from nuggetizer.formats.nuggets import read_nuggets  # noqa: E402
-from nuggetizer.methods.nuggets import (
-    NuggetConfig,  # noqa: E402
-    NuggetsMethod,  # noqa: E402
-)
+from nuggetizer.methods.nuggets import NuggetsMethod  # noqa: E402
+from nuggetizer.methods.nuggets_steps import NuggetConfig  # noqa: E402
 
 
 def main() -> int:

@@ -113,7 +113,7 @@ def run_assign(urls: str | list[str], track: tuple[list[Path], Path], out: Path,
     from nuggetizer.assessors import make_assessor
     from nuggetizer.formats.answers import read_runs
     from nuggetizer.formats.nuggets import read_nuggets
-    from nuggetizer.methods.nuggets import NuggetConfig
+    from nuggetizer.methods.nuggets_steps import NuggetConfig
 
     runs, keys = read_runs(track[0]), read_nuggets(track[1])
     assessor = make_assessor("openai:emulated", base_url=urls, concurrency=concurrency,

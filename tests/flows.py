@@ -13,7 +13,8 @@ from nuggetizer.flow.progress import Summary
 from nuggetizer.flow.scoring import ScoreTable, score_files, score_judged
 from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.methods.base import Judged
-from nuggetizer.methods.nuggets import NuggetConfig, NuggetsMethod
+from nuggetizer.methods.nuggets import NuggetsMethod
+from nuggetizer.methods.nuggets_steps import NuggetConfig
 from nuggetizer.types import Answer, Assessment, NuggetList, Qrel, Topic
 
 

@@ -25,7 +25,7 @@ from nuggetizer.flow.tables import leaderboard_tsv
 from nuggetizer.formats.assessments import assessment_record
 from nuggetizer.formats.nuggets import nuggets_record
 from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
-from nuggetizer.methods.nuggets import NuggetConfig, assign_nuggets, create_nuggets
+from nuggetizer.methods.nuggets_steps import NuggetConfig, assign_nuggets, create_nuggets
 from nuggetizer.methods.registry import make_method, method_class, method_names
 from nuggetizer.templates import available_prompts
 from nuggetizer.track import load_track

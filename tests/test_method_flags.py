@@ -18,7 +18,8 @@ from nuggetizer.cli import cli
 from nuggetizer.cli.flags import FlagsCommand, declared_flags
 from nuggetizer.errors import ConfigError
 from nuggetizer.methods.declare import setting, settings_of
-from nuggetizer.methods.nuggets import NuggetConfig, NuggetsMethod
+from nuggetizer.methods.nuggets import NuggetsMethod
+from nuggetizer.methods.nuggets_steps import NuggetConfig
 from nuggetizer.methods.registry import REGISTRY, method_names
 
 REPO = Path(__file__).resolve().parents[1]
