@@ -26,7 +26,7 @@ from typing import Any
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_lines
 from nuggetizer.formats.nuggets import EXTRAS
-from nuggetizer.formats.writing import run_file_name, write_text_atomic
+from nuggetizer.formats.writing import run_file_name
 from nuggetizer.labels import (
     ASSIGNMENT_LABELS,
     IMPORTANCE_LABELS,
@@ -191,16 +191,6 @@ def sheet_file_name(qid: str) -> str:
     """The sheet file of a topic inside the sheets folder."""
     return run_file_name(qid).removesuffix(".jsonl") + ".tsv"
 
-
-def write_assignment_sheets(assessments: Iterable[Assessment], out_dir: Path,
-                            comment: str) -> list[Path]:
-    """Write the per-topic sheets into `out_dir`; returns the files written."""
-    written = []
-    for qid, text in assignment_sheets(assessments, comment).items():
-        path = out_dir / sheet_file_name(qid)
-        write_text_atomic(path, text)
-        written.append(path)
-    return written
 
 
 def read_assignment_sheet(path: str | Path, queries: dict[str, str], *,

@@ -35,11 +35,6 @@ def rows_html(head: Sequence[str], rows: Sequence[Sequence[str]],
     return f"<table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def tsv_html(tsv: str, classes: Sequence[str] = ()) -> str:
-    """A TSV (header first) as a table."""
-    rows = [line.split("\t") for line in tsv.strip().splitlines()]
-    return rows_html(rows[0], rows[1:], classes)
-
 
 def _span(dates: Sequence[str]) -> str:
     dates = sorted(d for d in dates if d)
