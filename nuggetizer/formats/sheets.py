@@ -192,7 +192,6 @@ def sheet_file_name(qid: str) -> str:
     return run_file_name(qid).removesuffix(".jsonl") + ".tsv"
 
 
-
 def read_assignment_sheet(path: str | Path, queries: dict[str, str], *,
                           allow_blank: bool = False) -> list[Assessment]:
     """Read one filled-in sheet; `queries` gives each topic's query text (from the nuggets)."""

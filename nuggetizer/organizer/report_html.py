@@ -35,7 +35,6 @@ def rows_html(head: Sequence[str], rows: Sequence[Sequence[str]],
     return f"<table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>"
 
 
-
 def _span(dates: Sequence[str]) -> str:
     dates = sorted(d for d in dates if d)
     if not dates:
