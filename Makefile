@@ -23,7 +23,7 @@ LLAMA_STAMP := $(VENV)/.llama-cpp-python-$(LLAMA_VERSION)-portable
 # The package imports its modules at module level (ruff.toml lists where laziness is kept).
 TOPLEVEL_IMPORTS := --preview --select PLC0415 nuggetizer assessors
 
-.PHONY: demo test quick lint typecheck
+.PHONY: demo test quick lint typecheck layers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +41,9 @@ demo: $(LLAMA_STAMP)
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[local]'
 	$(BIN)/nuggetizer evaluate --track sample -o out/sample
 
-# Installs the package with everything the tests use and runs ruff, mypy and the whole test suite,
-# slow tests included (they start the embedded model and a real llama.cpp server on 127.0.0.1).
+# Installs the package with everything the tests use and runs ruff, mypy, the layer rules and the
+# whole test suite, slow tests included (they start the embedded model and a real llama.cpp
+# server on 127.0.0.1).
 # Debian's chromium renders the HTML report headless in a test: installed with apt-get when
 # missing (needs root), unless SYSTEM_PACKAGES=no.
 test: $(LLAMA_STAMP)
@@ -53,6 +54,7 @@ test: $(LLAMA_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
 	$(BIN)/python .ci/typecheck.py
+	$(BIN)/python .ci/layers.py
 	$(BIN)/pytest -ra
 
 # The fast tests only, for a quick check while editing.
@@ -67,3 +69,8 @@ lint:
 # included), with setup.cfg's [mypy] settings.
 typecheck:
 	$(BIN)/python .ci/typecheck.py
+
+# The layer rules (setup.cfg's [importlinter] contracts): each job imports only the jobs below
+# it, the generic flow no method, and no module circles.
+layers:
+	$(BIN)/python .ci/layers.py

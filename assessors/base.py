@@ -96,7 +96,7 @@ class CallsStopped(asyncio.CancelledError):
 
 class Sender(Protocol):
     """What answers a stand-in's calls in place of the backend (a dry run counts them,
-    flow/dryrun.py; a batch round records them, flow/batching.py): given the stand-in, whose
+    run/dryrun.py; a batch round records them, run/batching.py): given the stand-in, whose
     cache, keys and counters it uses."""
 
     async def complete(self, assessor: Assessor, request: Request) -> Completion: ...
@@ -157,7 +157,7 @@ class Assessor(Adaptations, RetryPolicy):
 
     def stop_new_calls(self) -> None:
         """Send no new call (each raises CallsStopped); the calls in flight finish, so their
-        answers are kept in the cache (Ctrl-C: cli/interrupt.py)."""
+        answers are kept in the cache (Ctrl-C: run/interrupt.py)."""
         self.stopping = True
 
     async def drained(self) -> None:

@@ -12,7 +12,7 @@ aggregate of their parsed answers (assessors/aggregation.py) as one Parsed.
   members that answered (the missing counted). When none answered the value is None and the
   item is unjudged, as for a single assessor.
 - Every aggregated call is noted, with each vote (member, sample, parsed value, raw answer),
-  in the VOTES list of the unit being judged (flow/votes.py puts it into the unit's record).
+  in the VOTES list of the unit being judged (run/votes.py puts it into the unit's record).
 """
 
 from __future__ import annotations

@@ -31,13 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine  # noqa: E402
 
-from nuggetizer.flow.schedule import Pairing, schedule_battles  # noqa: E402
 from nuggetizer.measures.bradley_terry import (  # noqa: E402
     BattleCounts,
     Verdict,
     bootstrap_intervals,
     fit_model,
 )
+from nuggetizer.methods.battles.schedule import Pairing, schedule_battles  # noqa: E402
 
 T = TypeVar("T")
 

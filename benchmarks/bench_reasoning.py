@@ -30,10 +30,10 @@ from common import baseline_inputs, emulator, machine  # noqa: E402
 
 from nuggetizer.assessors import make_assessor  # noqa: E402
 from nuggetizer.cache import Cache  # noqa: E402
-from nuggetizer.flow.inputs import answer_targets  # noqa: E402
-from nuggetizer.flow.steps import judge_targets  # noqa: E402
-from nuggetizer.methods.nuggets import NuggetsMethod  # noqa: E402
-from nuggetizer.methods.nuggets_steps import NuggetConfig  # noqa: E402
+from nuggetizer.methods.nuggets.method import NuggetsMethod  # noqa: E402
+from nuggetizer.methods.nuggets.steps import NuggetConfig  # noqa: E402
+from nuggetizer.plan.inputs import answer_targets  # noqa: E402
+from nuggetizer.run.steps import judge_targets  # noqa: E402
 
 
 def assign_once(url: str, runs: dict, keys: dict, out: Path, cache: Path, concurrency: int,

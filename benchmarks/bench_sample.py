@@ -20,15 +20,15 @@ from common import machine  # noqa: E402
 
 from nuggetizer.assessors import make_assessor  # noqa: E402
 from nuggetizer.cache import Cache  # noqa: E402
-from nuggetizer.flow.inputs import answer_targets, key_inputs  # noqa: E402
-from nuggetizer.flow.scoring import score_files  # noqa: E402
-from nuggetizer.flow.steps import build_keys, judge_targets  # noqa: E402
 from nuggetizer.formats.answers import read_runs  # noqa: E402
 from nuggetizer.formats.nuggets import read_nuggets  # noqa: E402
 from nuggetizer.formats.qrels import read_qrels  # noqa: E402
 from nuggetizer.formats.topics import read_topics  # noqa: E402
-from nuggetizer.methods.registry import make_method  # noqa: E402
-from nuggetizer.track import load_track  # noqa: E402
+from nuggetizer.interface.registry import make_method  # noqa: E402
+from nuggetizer.plan.inputs import answer_targets, key_inputs  # noqa: E402
+from nuggetizer.plan.track import load_track  # noqa: E402
+from nuggetizer.run.steps import build_keys, judge_targets  # noqa: E402
+from nuggetizer.scoring.engine import score_files  # noqa: E402
 
 
 def main() -> None:

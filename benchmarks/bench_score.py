@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RAG24  # noqa: E402
 from sidebyside import alternate, arguments, compare  # noqa: E402
 
-from nuggetizer.flow.provenance import provenance  # noqa: E402
 from nuggetizer.formats.writing import write_jsonl_atomic  # noqa: E402
-from nuggetizer.methods.nuggets_steps import PROMPTS, NuggetConfig  # noqa: E402
+from nuggetizer.methods.nuggets.steps import PROMPTS, NuggetConfig  # noqa: E402
+from nuggetizer.run.provenance import provenance  # noqa: E402
 
 
 def synthesize(folder: Path, runs: int, topics: int, per_topic: int, seed: int,

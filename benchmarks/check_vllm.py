@@ -25,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RAG24, machine  # noqa: E402
 
 from nuggetizer.assessors import make_assessor  # noqa: E402
-from nuggetizer.flow.inputs import answer_targets  # noqa: E402
-from nuggetizer.flow.steps import judge_targets  # noqa: E402
 from nuggetizer.formats.answers import read_runs  # noqa: E402
 from nuggetizer.formats.nuggets import read_nuggets  # noqa: E402
-from nuggetizer.methods.nuggets import NuggetsMethod  # noqa: E402
-from nuggetizer.methods.nuggets_steps import NuggetConfig  # noqa: E402
+from nuggetizer.methods.nuggets.method import NuggetsMethod  # noqa: E402
+from nuggetizer.methods.nuggets.steps import NuggetConfig  # noqa: E402
+from nuggetizer.plan.inputs import answer_targets  # noqa: E402
+from nuggetizer.run.steps import judge_targets  # noqa: E402
 
 
 def main() -> int:

@@ -1,15 +1,14 @@
-"""Helpers shared by the benchmark scripts: the machine they ran on, and the emulating server."""
+"""Helpers shared by the benchmark scripts: the machine they ran on, the TREC RAG 2024 inputs, and
+the emulating server (nuggetizer.testing, which the tests start too)."""
 
 from __future__ import annotations
 
 import os
 import platform
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+
+from nuggetizer.testing import emulator as emulator
+from nuggetizer.testing import stop as stop
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -51,37 +50,3 @@ def baseline_inputs() -> tuple[dict, dict, str]:
     answers = sum(len(a) for a in runs.values())
     return runs, keys, (f"input: {len(runs)} runs, {answers} answers, {len(keys)} topics "
                         "with nuggets")
-
-
-@contextmanager
-def emulator(log: Path, *args: str) -> Iterator[str]:
-    """Start benchmarks/emulator.py on 127.0.0.1 (a free port) with `args`, logging requests to
-    `log`; yields its base URL and stops it on exit. The one launcher of the emulator: the tests
-    start it through this function too (tests/emulated.py)."""
-    port_file = log.with_name(log.name + ".port")
-    port_file.unlink(missing_ok=True)  # left by an earlier server of the same name
-    command = [sys.executable, str(HERE / "emulator.py"), "--port", "0",
-               "--port-file", str(port_file), "--log", str(log), *args]
-    with open(log.with_name(log.name + ".stderr"), "w+b") as err:
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-        try:
-            deadline = time.monotonic() + 30
-            while not port_file.exists():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    err.seek(0)
-                    raise RuntimeError(f"the emulator did not start: {' '.join(command)}\n"
-                                       f"{err.read().decode(errors='replace')}")
-                time.sleep(0.02)
-            yield f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
-        finally:
-            stop(proc)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """Terminate a server process, killing it if it does not end within 10 s."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)

@@ -6,7 +6,7 @@ The names below are the stable entry points; each is imported on first use, so t
 - `make_assessor(spec, cache=...)`: an LLM assessor (`local`, `openai:MODEL`, `vllm:MODEL`,
   `mock`), and `register_backend` for a kind of your own;
 - `make_method(name, settings)`, `method_names()`, and the `register` class decorator for a
-  method of your own (`nuggetizer.methods.base.AnswerKeyMethod`);
+  method of your own (`nuggetizer.interface.base.AnswerKeyMethod`);
 - for a method of your own: `AnswerKeyMethod`, `KeyInput`, `Target`, `Outcome` (the
   interface), `Measure` and `setting` (its declarations), `ReportPart`, `ReportSection` and
   `ReportFigure` (its part of the report), `KeyIds` and `JudgmentIds` (pydantic bases of
@@ -26,14 +26,15 @@ __version__ = "0.1.0"
 _LAZY = {
     "make_assessor": "nuggetizer.assessors",
     "register_backend": "nuggetizer.assessors",
-    "make_method": "nuggetizer.methods.registry",
-    "method_names": "nuggetizer.methods.registry",
-    "register": "nuggetizer.methods.registry",
-    **{name: "nuggetizer.methods.base" for name in (
+    "make_method": "nuggetizer.interface.registry",
+    "method_names": "nuggetizer.interface.registry",
+    "register": "nuggetizer.interface.registry",
+    **{name: "nuggetizer.interface.base" for name in (
         "AnswerKeyMethod", "KeyInput", "Outcome", "Target")},
-    **{name: "nuggetizer.methods.declare" for name in ("Measure", "setting")},
+    "Measure": "nuggetizer.measures.base",
+    "setting": "nuggetizer.interface.declare",
     **{name: "nuggetizer.formats.records" for name in ("JudgmentIds", "KeyIds")},
-    **{name: "nuggetizer.methods.report_part" for name in (
+    **{name: "nuggetizer.interface.report_part" for name in (
         "ReportFigure", "ReportPart", "ReportSection")},
     **{name: "nuggetizer.api" for name in (
         "Scores", "assessor", "build_keys", "judge", "load_judgments", "load_keys", "load_qrels",
@@ -64,10 +65,11 @@ if TYPE_CHECKING:
     )
     from nuggetizer.assessors import make_assessor, register_backend
     from nuggetizer.formats.records import JudgmentIds, KeyIds
-    from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
-    from nuggetizer.methods.declare import Measure, setting
-    from nuggetizer.methods.registry import make_method, method_names, register
-    from nuggetizer.methods.report_part import ReportFigure, ReportPart, ReportSection
+    from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target
+    from nuggetizer.interface.declare import setting
+    from nuggetizer.interface.registry import make_method, method_names, register
+    from nuggetizer.interface.report_part import ReportFigure, ReportPart, ReportSection
+    from nuggetizer.measures.base import Measure
 
 
 def __getattr__(name: str) -> Any:

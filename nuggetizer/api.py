@@ -10,13 +10,13 @@ and score engine as the `nuggetizer` command, without a shell.
     scores = api.score(nuggets, "judged/", keys)
     scores.leaderboard()                                 # [{"run_id": ..., "V_strict": ...}]
 
-`build_keys` and `judge` build a plan of the step (flow/plan.py) and run it live; build one
+`build_keys` and `judge` build a plan of the step (plan/steps.py) and run it live; build one
 yourself to run it dry (count and price the calls, make none) or batched:
 
     plan = api.assign_plan(nuggets, keys, api.targets(nuggets, ["run-a.jsonl"]), "judged/")
     api.run(plan, judge, mode="dry")                     # then mode="live"
 
-The steps are those of `flow/` (flow/steps.py): they journal every finished unit (a second
+The steps are those of `flow/` (run/steps.py): they journal every finished unit (a second
 call resumes), stamp provenance on every record and go through the assessor's cache. They
 run on an event loop of their own in a background thread, so that they work the same in a
 script and in a notebook (whose own loop is running).
@@ -36,18 +36,19 @@ from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.execute import Mode, executor
-from nuggetizer.flow.inputs import answer_targets, cite_targets, context_targets, key_inputs
-from nuggetizer.flow.plan import Plan, assign_plan, nuggetize_plan
-from nuggetizer.flow.progress import Summary
-from nuggetizer.flow.scoring import ScoreTable, read_judged, score_judged
-from nuggetizer.flow.tables import leaderboard_tsv, per_topic_tsv
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
-from nuggetizer.methods.base import AnswerKeyMethod, Target
-from nuggetizer.methods.registry import DEFAULT_METHOD, make_method, method_names
+from nuggetizer.interface.base import AnswerKeyMethod, Target
+from nuggetizer.interface.registry import DEFAULT_METHOD, make_method, method_names
+from nuggetizer.plan.inputs import answer_targets, cite_targets, context_targets, key_inputs
+from nuggetizer.plan.steps import assign_plan, nuggetize_plan
+from nuggetizer.run.execute import Mode, executor
+from nuggetizer.run.progress import Summary
+from nuggetizer.run.stages import Plan
+from nuggetizer.scoring.engine import ScoreTable, read_judged, score_judged
+from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
 from nuggetizer.types import Answer, Qrel, Topic
 
 PathLike = str | Path
@@ -222,7 +223,7 @@ def judge(method: AnswerKeyMethod, keys: Mapping[str, Any] | PathLike | None,
 
 
 def run(plan: Plan, assessor: Assessor, mode: Mode = "live", **options: Any) -> list[Any]:
-    """Run a plan of a step (`nuggetize_plan`, `assign_plan`: flow/plan.py) with the assessor:
+    """Run a plan of a step (`nuggetize_plan`, `assign_plan`: plan/steps.py) with the assessor:
     `live`, `dry` (every prompt rendered and counted, priced at the assessor's prices, said on
     stderr; nothing called or written) or `batch` (rounds through the Batch API; `folder=`
     holds its state). What each stage returned (a Summary; None where a dry run had nothing
@@ -237,7 +238,7 @@ def run(plan: Plan, assessor: Assessor, mode: Mode = "live", **options: Any) -> 
 
 @dataclass
 class Scores:
-    """A score table: every run's per-topic measures and means (flow/scoring.py's rules)."""
+    """A score table: every run's per-topic measures and means (scoring/engine.py's rules)."""
 
     table: ScoreTable
 

@@ -82,7 +82,7 @@ class AssessorError(NuggetizerError):
 
 
 class Interrupted(NuggetizerError):
-    """Ctrl-C: the step stopped sending and let the calls in flight finish (cli/interrupt.py);
+    """Ctrl-C: the step stopped sending and let the calls in flight finish (run/interrupt.py);
     its finished units and what it spent are kept."""
 
     exit_code = 130

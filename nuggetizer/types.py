@@ -47,7 +47,7 @@ class Sentence(BaseModel):
 
 class Answered(Protocol):
     """What assignment reads of an answer: its run and its sentences. An Answer read from a
-    run file has them, and so has the Target the flow judges (methods/base.py)."""
+    run file has them, and so has the Target the flow judges (interface/base.py)."""
 
     @property
     def run_id(self) -> str: ...

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emulated import BENCHMARKS
 from shared_data import check_present, missing_data, skip_data_tests
+
+from nuggetizer import testing
 
 SERVER_START_TIMEOUT = 180.0
 
@@ -97,4 +98,4 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
             time.sleep(0.25)
         yield base_url
     finally:
-        BENCHMARKS.stop(proc)
+        testing.stop(proc)

@@ -1,4 +1,4 @@
-"""The emulating server (benchmarks/emulator.py, started by benchmarks/common.py) as a test
+"""The emulating server (nuggetizer.testing, its emulator and launcher) as a test
 helper, and small real inputs for it."""
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import Any
 
 from shared_data import RAG24
 
+from nuggetizer import testing
+
 
 def load_module(path: Path) -> ModuleType:
     """A module of the repository that is not in the package (benchmarks/), by its path."""
@@ -28,7 +30,6 @@ def load_module(path: Path) -> ModuleType:
     return module
 
 
-BENCHMARKS = load_module(Path(__file__).resolve().parents[1] / "benchmarks" / "common.py")
 RUN_FILES = sorted((RAG24 / "runs").glob("*.jsonl"))
 NUGGETS = RAG24 / "nuggets.mistral.jsonl"
 
@@ -62,7 +63,7 @@ class Server:
 def emulator(tmp: Path, *args: str, name: str = "emulator") -> Iterator[Server]:
     """Start the emulator on 127.0.0.1 (a free port) with `args`; stopped on exit."""
     log = tmp / f"{name}.log.jsonl"
-    with BENCHMARKS.emulator(log, *args) as url:
+    with testing.emulator(log, *args) as url:
         yield Server(url, log)
 
 
@@ -113,7 +114,7 @@ def run_assign(urls: str | list[str], track: tuple[list[Path], Path], out: Path,
     from nuggetizer.assessors import make_assessor
     from nuggetizer.formats.answers import read_runs
     from nuggetizer.formats.nuggets import read_nuggets
-    from nuggetizer.methods.nuggets_steps import NuggetConfig
+    from nuggetizer.methods.nuggets.steps import NuggetConfig
 
     runs, keys = read_runs(track[0]), read_nuggets(track[1])
     assessor = make_assessor("openai:emulated", base_url=urls, concurrency=concurrency,

@@ -1,5 +1,5 @@
 """The AutoNuggetizer's steps in-process, as the CLI runs them (for tests that drive the flow
-without a subprocess): the same functions of nuggetizer.flow, given nuggets inputs."""
+without a subprocess): the same functions of nuggetizer.plan and run, given nuggets inputs."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors.base import Assessor
-from nuggetizer.flow.inputs import answer_targets, key_inputs
-from nuggetizer.flow.progress import Summary
-from nuggetizer.flow.scoring import ScoreTable, score_files, score_judged
-from nuggetizer.flow.steps import build_keys, judge_targets
-from nuggetizer.methods.base import Judged
-from nuggetizer.methods.nuggets import NuggetsMethod
-from nuggetizer.methods.nuggets_steps import NuggetConfig
+from nuggetizer.interface.base import Judged
+from nuggetizer.methods.nuggets.method import NuggetsMethod
+from nuggetizer.methods.nuggets.steps import NuggetConfig
+from nuggetizer.plan.inputs import answer_targets, key_inputs
+from nuggetizer.run.progress import Summary
+from nuggetizer.run.steps import build_keys, judge_targets
+from nuggetizer.scoring.engine import ScoreTable, score_files, score_judged
 from nuggetizer.types import Answer, Assessment, NuggetList, Qrel, Topic
 
 

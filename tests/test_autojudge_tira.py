@@ -18,7 +18,7 @@ from emulated import emulator
 from tira_reports import REPORTS, TOPIC, write_reports, write_topics
 
 from nuggetizer.autojudge import workflow_path
-from nuggetizer.autojudge_inputs import CACHE_FILE, check_settings
+from nuggetizer.autojudge.inputs import CACHE_FILE, check_settings
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
 

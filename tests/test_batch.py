@@ -245,7 +245,7 @@ def test_batch_api_needs_an_openai_assessor_and_the_cache(tmp_path: Path) -> Non
     from nuggetizer.assessors.base import Assessor
     from nuggetizer.cache import Cache
     from nuggetizer.errors import ConfigError
-    from nuggetizer.flow.batching import Batcher
+    from nuggetizer.run.batching import Batcher
 
     scripted = Assessor(ScriptedBackend([]), Cache(tmp_path / "c.sqlite"))
     with pytest.raises(ConfigError, match="--assessor openai:MODEL, not scripted"):

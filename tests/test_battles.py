@@ -1,4 +1,4 @@
-"""Pairwise battles (nuggetizer/methods/battles.py, `nuggetizer battles`): blind prompts sent
+"""Pairwise battles (nuggetizer/methods/battles/method.py, `nuggetizer battles`): blind prompts sent
 in both orders, resumable without repeating a battle, unparseable verdicts unjudged and
 counted, a dry run that counts the calls the real run makes, and the score tables; on the
 three TREC RAG 2024 baselines (cut to a few topics) at the emulator or a scripted backend."""
@@ -21,7 +21,7 @@ from emulated import emulator, kill_after
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.methods.battles import parse_verdict
+from nuggetizer.methods.battles.method import parse_verdict
 from nuggetizer.parsing import ParseFailure
 
 RUNS = sorted((RAG24 / "runs").glob("baseline_*.jsonl"))
@@ -356,10 +356,10 @@ def test_a_larger_budget_extends_the_battles_judged_and_adaptive_rounds_add_over
         tmp_path: Path) -> None:
     """The same seed and a larger budget keep every battle judged (bt's nested schedule) and
     judge only the new ones; an adaptive round judges the unplayed battles between runs whose
-    intervals overlap, exactly those flow/schedule.py's `adaptive_pairs` gives."""
-    from nuggetizer.flow.schedule import Pairing, adaptive_pairs
-    from nuggetizer.measures.battles import verdicts
+    intervals overlap, exactly those methods/battles/schedule.py's `adaptive_pairs` gives."""
     from nuggetizer.measures.bradley_terry import bootstrap_intervals
+    from nuggetizer.methods.battles.measures import verdicts
+    from nuggetizer.methods.battles.schedule import Pairing, adaptive_pairs
 
     paths = baselines(tmp_path, topics=6)
     out = tmp_path / "out"

@@ -14,7 +14,7 @@ import pytest
 from scripted import ScriptedBackend
 
 from nuggetizer.assessors.base import Assessor, Request
-from nuggetizer.methods.nuggets_steps import NuggetConfig, assign_nuggets, label_importance
+from nuggetizer.methods.nuggets.steps import NuggetConfig, assign_nuggets, label_importance
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Answer, Nugget, NuggetList, Sentence
 

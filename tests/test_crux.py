@@ -287,7 +287,7 @@ def test_key_without_questions_judges_and_scores_zero() -> None:
     import asyncio
 
     from nuggetizer.assessors.base import Assessor
-    from nuggetizer.methods.base import Target
+    from nuggetizer.interface.base import Target
     from nuggetizer.types import Segment
 
     method = CruxMethod(CruxConfig(k=2))

@@ -1,4 +1,4 @@
-"""Measures declared once (methods/declare.py): the score engine takes a missing topic's value
+"""Measures declared once (interface/declare.py): the score engine takes a missing topic's value
 and the mean over all or answered topics from each Measure, and `nuggetizer methods` describes
 every registered method from its declarations alone."""
 
@@ -17,10 +17,11 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
-from nuggetizer.flow.scoring import score_files
-from nuggetizer.methods.base import AnswerKeyMethod, Outcome, Target
-from nuggetizer.methods.declare import Measure, setting, settings_of
-from nuggetizer.methods.registry import REGISTRY, method_names
+from nuggetizer.interface.base import AnswerKeyMethod, Outcome, Target
+from nuggetizer.interface.declare import setting, settings_of
+from nuggetizer.interface.registry import REGISTRY, method_names
+from nuggetizer.measures.base import Measure
+from nuggetizer.scoring.engine import score_files
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGINS = Path(__file__).resolve().parent / "plugins"

@@ -23,12 +23,12 @@ from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.cache import Cache
 from nuggetizer.cli import cli
-from nuggetizer.flow.relevance import GRADE_SCHEMA
-from nuggetizer.flow.steps import build_keys, judge_targets
 from nuggetizer.formats.corpus import read_corpus
-from nuggetizer.methods.base import KeyInput, Target
-from nuggetizer.methods.registry import make_method
+from nuggetizer.interface.base import KeyInput, Target
+from nuggetizer.interface.registry import make_method
 from nuggetizer.parsing import labels_schema, parse_labels, strings_schema
+from nuggetizer.relevance.grade import GRADE_SCHEMA
+from nuggetizer.run.steps import build_keys, judge_targets
 from nuggetizer.types import Segment
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from emulated import load_module
 
-from nuggetizer.flow.scoring import read_judged, score_judged
-from nuggetizer.flow.tables import leaderboard_tsv, per_topic_tsv
 from nuggetizer.formats import label_rows
 from nuggetizer.formats.assessments import read_assessments
 from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
 from nuggetizer.formats.nuggets import read_nuggets
+from nuggetizer.interface.registry import make_method
 from nuggetizer.labels import CREDIT, STRICT_CREDIT
 from nuggetizer.measures.nuggets import label_scores
-from nuggetizer.methods.registry import make_method
+from nuggetizer.scoring.engine import read_judged, score_judged
+from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 

@@ -171,7 +171,7 @@ def test_a_non_editable_install_ships_templates_and_the_sample_track(tmp_path: P
     check = f"TARGET = {str(target)!r}\n" + (
         "import nuggetizer.prompts, nuggetizer.tracks\n"
         "from nuggetizer.templates import available_prompts, load_prompt\n"
-        "from nuggetizer.track import load_track\n"
+        "from nuggetizer.plan.track import load_track\n"
         "assert nuggetizer.prompts.__file__.startswith(TARGET), nuggetizer.prompts.__file__\n"
         "names = available_prompts()\n"
         "assert {'nuggets_create', 'nuggets_importance', 'nuggets_assign'} <= set(names)\n"

@@ -17,7 +17,7 @@ from scripted import ScriptedBackend
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor, Request
 from nuggetizer.assessors.untrusted import inline
-from nuggetizer.methods.nuggets_steps import NuggetConfig, assign_nuggets
+from nuggetizer.methods.nuggets.steps import NuggetConfig, assign_nuggets
 from nuggetizer.types import Answer, Nugget, NuggetList, Sentence
 
 TEMPLATE_LINES = ("Search Query:", "Passage:", "Nugget List:", "Only return the list", "Labels:")

@@ -11,14 +11,14 @@ from flows import score
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.flow.tables import per_topic_tsv
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.scoring.tables import per_topic_tsv
 from nuggetizer.types import AssessedNugget, Assessment
 
 ir_measures = pytest.importorskip("ir_measures")
-irm = pytest.importorskip("nuggetizer.organizer.irm")
+irm = pytest.importorskip("nuggetizer.scoring.irm")
 
 LABELS = ("support", "partial_support", "not_support")
 

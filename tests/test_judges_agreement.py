@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from shared_data import RAG26_DEV
 
 from nuggetizer.cli import cli
+from nuggetizer.compare.qrels import compare_many_qrels, compare_qrels
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.measures import agreement as ma
-from nuggetizer.organizer.qrels_agreement import compare_many_qrels, compare_qrels
 
 krippendorff = pytest.importorskip("krippendorff")
 np = pytest.importorskip("numpy")
@@ -168,7 +168,7 @@ def write_judge(folder: Path, seed: int, drop: float) -> dict[tuple[str, str, st
 
 def test_agreement_of_three_assessment_sets(tmp_path: Path) -> None:
     metrics = pytest.importorskip("sklearn.metrics")
-    from nuggetizer.organizer.agreement import compare, load_scores
+    from nuggetizer.compare.agreement import compare, load_scores
 
     folders = [tmp_path / f"judge{i}" for i in range(3)]
     labels = [write_judge(f, seed, drop) for f, seed, drop in zip(folders, (1, 2, 3),

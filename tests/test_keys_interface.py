@@ -18,17 +18,17 @@ from shared_data import CRUX_DUC, UDCG_SAMPLE
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.inputs import answer_targets
-from nuggetizer.flow.scoring import score_files
-from nuggetizer.flow.steps import build_keys, judge_targets
-from nuggetizer.flow.tables import leaderboard_tsv
 from nuggetizer.formats.assessments import assessment_record
 from nuggetizer.formats.nuggets import nuggets_record
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Target
-from nuggetizer.methods.nuggets_steps import NuggetConfig, assign_nuggets, create_nuggets
-from nuggetizer.methods.registry import make_method, method_class, method_names
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
+from nuggetizer.interface.registry import make_method, method_class, method_names
+from nuggetizer.methods.nuggets.steps import NuggetConfig, assign_nuggets, create_nuggets
+from nuggetizer.plan.inputs import answer_targets
+from nuggetizer.plan.track import load_track
+from nuggetizer.run.steps import build_keys, judge_targets
+from nuggetizer.scoring.engine import score_files
+from nuggetizer.scoring.tables import leaderboard_tsv
 from nuggetizer.templates import available_prompts
-from nuggetizer.track import load_track
 from nuggetizer.types import Answer, Assessment, NuggetList, Segment, Sentence
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ from scripted import Script, ScriptedBackend
 from shared_data import CRUX_DUC
 
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.interface.base import KeyInput, Target
 from nuggetizer.measures import kpr as mk
-from nuggetizer.methods.base import KeyInput, Target
 from nuggetizer.methods.kpr import (
     KprConfig,
     KprMethod,

@@ -20,7 +20,7 @@ from scipy import stats
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
-from nuggetizer.track import load_track
+from nuggetizer.plan.track import load_track
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "tracks" / "sample"

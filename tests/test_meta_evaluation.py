@@ -10,9 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.autojudge import leaderboard_text
-from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.organizer.agreement import (
+from nuggetizer.compare.agreement import (
     compare,
     kendall_at_k,
     load_scores,
@@ -21,6 +19,8 @@ from nuggetizer.organizer.agreement import (
     tau_ap,
     tau_ap_b,
 )
+from nuggetizer.formats.autojudge import leaderboard_text
+from nuggetizer.formats.writing import write_text_atomic
 
 TRUTH = [4.0, 3.0, 2.0, 1.0]
 BOTTOM_SWAP = [4.0, 3.0, 1.0, 2.0]

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from nuggetizer.cli import cli
 from nuggetizer.cli.flags import FlagsCommand, declared_flags
 from nuggetizer.errors import ConfigError
-from nuggetizer.methods.declare import setting, settings_of
-from nuggetizer.methods.nuggets import NuggetsMethod
-from nuggetizer.methods.nuggets_steps import NuggetConfig
-from nuggetizer.methods.registry import REGISTRY, method_names
+from nuggetizer.interface.declare import setting, settings_of
+from nuggetizer.interface.registry import REGISTRY, method_names
+from nuggetizer.methods.nuggets.method import NuggetsMethod
+from nuggetizer.methods.nuggets.steps import NuggetConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "tracks" / "sample"

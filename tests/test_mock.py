@@ -12,7 +12,6 @@ import pytest
 from nuggetizer.assessors import make_assessor, make_backend
 from nuggetizer.assessors.base import Request
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.relevance import GRADE_SCHEMA, parse_grade
 from nuggetizer.methods.crux import RATING_SCHEMA, parse_questions, parse_rating, questions_schema
 from nuggetizer.methods.kpr import (
     ENTAIL_SCHEMA,
@@ -20,12 +19,13 @@ from nuggetizer.methods.kpr import (
     parse_entailment,
     parse_points,
 )
-from nuggetizer.methods.rubrics import SCHEMA as RUBRICS_SCHEMA
-from nuggetizer.methods.rubrics import parse_verdict
-from nuggetizer.methods.support import SCHEMA as SUPPORT_SCHEMA
-from nuggetizer.methods.support import parse_support
+from nuggetizer.methods.rubrics.method import SCHEMA as RUBRICS_SCHEMA
+from nuggetizer.methods.rubrics.method import parse_verdict
+from nuggetizer.methods.support.method import SCHEMA as SUPPORT_SCHEMA
+from nuggetizer.methods.support.method import parse_support
 from nuggetizer.methods.udcg import RELEVANCE_SCHEMA, parse_relevance
 from nuggetizer.parsing import labels_schema, parse_labels, parse_strings, strings_schema
+from nuggetizer.relevance.grade import GRADE_SCHEMA, parse_grade
 
 PROMPT = "Query: who built the Eiffel Tower?\nPassage: Gustave Eiffel's company built it in 1889."
 CASES: dict[str, tuple[dict[str, Any], Callable[[str], Any]]] = {

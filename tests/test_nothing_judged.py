@@ -20,9 +20,9 @@ from shared_data import CRUX_DUC, RAG24, RAG26_DEV
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.cli import cli
-from nuggetizer.flow.scoring import score_judged
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
-from nuggetizer.methods.registry import make_method, method_names
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target
+from nuggetizer.interface.registry import make_method, method_names
+from nuggetizer.scoring.engine import score_judged
 from nuggetizer.types import Segment, Sentence
 
 REPO = Path(__file__).resolve().parents[1]

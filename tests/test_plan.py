@@ -1,4 +1,4 @@
-"""A plan built once runs live, dry or batched (flow/plan.py, flow/execute.py): the public
+"""A plan built once runs live, dry or batched (plan/steps.py, run/execute.py): the public
 constructors and `execute` on the sample track with the `mock` backend."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pytest
 from nuggetizer.assessors import make_assessor
 from nuggetizer.cache import Cache
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.execute import execute
-from nuggetizer.flow.graded_plan import KeySpec, PoolSpec, grade_then_build_plan
-from nuggetizer.flow.plan import assign_plan, nuggetize_plan
-from nuggetizer.flow.sources import key_inputs_for, make_targets
 from nuggetizer.formats.answers import read_runs
-from nuggetizer.methods.registry import make_method
-from nuggetizer.track import load_track
+from nuggetizer.interface.registry import make_method
+from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan
+from nuggetizer.plan.sources import key_inputs_for, make_targets
+from nuggetizer.plan.steps import assign_plan, nuggetize_plan
+from nuggetizer.plan.track import load_track
+from nuggetizer.run.execute import execute
 
 
 def _assessor(tmp_path: Path):  # a fresh one per run: `execute` closes it

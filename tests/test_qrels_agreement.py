@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
+from nuggetizer.compare.qrels import compare_qrels, label_agreement
 from nuggetizer.measures import agreement as ma
-from nuggetizer.organizer.qrels_agreement import compare_qrels, label_agreement
 from nuggetizer.types import Qrel
 
 A = [0, 0, 1, 1, 2, 3]

@@ -273,7 +273,7 @@ def test_the_persona_answers_openais_bodies_and_is_set_at_run_time(tmp_path: Pat
 
 
 def test_the_reports_usage_table_shows_reasoning_tokens_only_when_spent() -> None:
-    from nuggetizer.organizer.report_html import _usage_rows, usage_fields
+    from nuggetizer.report.html import _usage_rows, usage_fields
 
     def table(usage: dict) -> list[list[str]]:
         return _usage_rows(usage, usage_fields(usage))

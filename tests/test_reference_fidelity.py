@@ -16,12 +16,12 @@ from shared_data import RAG24, UDCG_SAMPLE
 
 from nuggetizer.assessors.base import Assessor, Completion, Request
 from nuggetizer.cli import cli
-from nuggetizer.flow.scoring import score_files
 from nuggetizer.formats.assessments import read_assessments
+from nuggetizer.interface.base import KeyInput
+from nuggetizer.interface.registry import make_method
 from nuggetizer.measures import udcg as mu
-from nuggetizer.methods.base import KeyInput
-from nuggetizer.methods.registry import make_method
 from nuggetizer.methods.udcg import UdcgConfig, UdcgMethod, parse_relevance, utilities
+from nuggetizer.scoring.engine import score_files
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Segment
 

@@ -20,10 +20,10 @@ from scripted import SCRIPTS, by_prompt
 from shared_data import METHODS_MD as METHODS
 
 from nuggetizer.cli import cli
-from nuggetizer.flow.relevance import GRADE_SCHEMA, PROMPT, build_pool, parse_grade
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.parsing import ParseFailure
+from nuggetizer.relevance.grade import GRADE_SCHEMA, PROMPT, build_pool, parse_grade
 from nuggetizer.templates import load_prompt
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,23 +16,25 @@ from matplotlib.colors import ListedColormap
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.flow.scoring import ScoreTable, score_files
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.assessments import assessment_record, read_assessments
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.writing import write_jsonl_atomic
+from nuggetizer.interface.registry import make_method
+from nuggetizer.interface.report_part import ReportPart
 from nuggetizer.measures.nuggets import answer_length
-from nuggetizer.methods.registry import make_method
-from nuggetizer.methods.report_part import ReportPart
-from nuggetizer.organizer import figure_worker, report_figures
-from nuggetizer.organizer.report import unsupported_nuggets, write_report
-from nuggetizer.organizer.report_figures import (
+from nuggetizer.methods.nuggets.report import unsupported_nuggets
+from nuggetizer.report import figure_worker
+from nuggetizer.report import figures as report_figures
+from nuggetizer.report.figures import (
     IndexColours,
     distributions_png,
     draw_all,
     heatmap_png,
     length_png,
 )
+from nuggetizer.report.page import write_report
+from nuggetizer.scoring.engine import ScoreTable, score_files
 from nuggetizer.types import AssessedNugget, Assessment
 
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))
@@ -105,11 +107,12 @@ def test_report_renders_in_headless_chromium(assessed, tmp_path):
 FORKED = """
 import sys
 from pathlib import Path
-from nuggetizer.flow.scoring import score_files
-from nuggetizer.methods.registry import make_method
-from nuggetizer.flow.scoring import ScoreTable
-from nuggetizer.organizer import figure_worker, report_figures
-from nuggetizer.organizer.report_figures import draw_all, distributions_png, heatmap_png, length_png
+from nuggetizer.scoring.engine import score_files
+from nuggetizer.interface.registry import make_method
+from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.report import figure_worker
+from nuggetizer.report import figures as report_figures
+from nuggetizer.report.figures import draw_all, distributions_png, heatmap_png, length_png
 figure_worker.cpus = lambda: 2
 assert figure_worker.can_fork(), "this fresh process runs one thread and can fork"
 table = score_files(make_method("nuggets"), sorted(Path(sys.argv[1]).glob("*.jsonl")))

@@ -1,4 +1,4 @@
-"""A method's part of `nuggetizer report` (methods/report_part.py): the battles method's
+"""A method's part of `nuggetizer report` (interface/report_part.py): the battles method's
 figures, measures drawn and first line come from its part, through the one report path every
 method takes, so its page records how the battles were judged as any method's does."""
 
@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from test_battles import baselines, battles_args
 
 from nuggetizer.cli import cli
-from nuggetizer.methods.battles_report import BattlesPart
-from nuggetizer.methods.registry import make_method, method_holding
+from nuggetizer.interface.registry import make_method, method_holding
+from nuggetizer.methods.battles.report import BattlesPart
 from nuggetizer.templates import load_prompt
 
 

@@ -19,7 +19,7 @@ from scripted import SCRIPTS, by_prompt
 
 from nuggetizer.cli import cli
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.organizer.report_figures import DPI, LABEL_PT, heatmap_geometry
+from nuggetizer.report.figures import DPI, LABEL_PT, heatmap_geometry
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "tracks" / "sample"

@@ -16,7 +16,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.formats.answers import read_answer_run, read_runs
 from nuggetizer.formats.corpus import read_corpus
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.organizer.validate import validate_run
+from nuggetizer.validate.checker import validate_run
 
 SPOT_RUNS = sorted((SPOT_CHECK / "runs").glob("*.jsonl"))
 

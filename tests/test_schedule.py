@@ -11,7 +11,12 @@ from collections import Counter
 import pytest
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.schedule import Pairing, adaptive_pairs, pair_sequence, schedule_battles
+from nuggetizer.methods.battles.schedule import (
+    Pairing,
+    adaptive_pairs,
+    pair_sequence,
+    schedule_battles,
+)
 
 
 def runs_of(n: int) -> list[str]:
@@ -148,7 +153,7 @@ def test_adaptive_round_plays_only_unplayed_pairs_whose_intervals_overlap():
 
 def test_the_same_schedule_in_another_process():
     """Seeded by strings, not by Python's per-process hash: a rerun schedules the same."""
-    code = ("from nuggetizer.flow.schedule import schedule_battles; "
+    code = ("from nuggetizer.methods.battles.schedule import schedule_battles; "
             "print(schedule_battles({f'q{t}': [f'r{k}' for k in range(9)] for t in range(4)}, "
             "per_topic=7, seed=11))")
     outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

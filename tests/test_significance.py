@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
+from nuggetizer.compare.significance import adjust, pairwise, randomization_p, t_test_p
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.organizer.significance import adjust, pairwise, randomization_p, t_test_p
 
 
 def test_holm_and_bonferroni():

@@ -8,9 +8,9 @@ from importlib import resources
 import pytest
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.relevance import PROMPT as RELEVANCE_PROMPT
-from nuggetizer.flow.scales import SCALES
-from nuggetizer.methods.registry import method_class, method_names
+from nuggetizer.interface.registry import method_class, method_names
+from nuggetizer.relevance.grade import PROMPT as RELEVANCE_PROMPT
+from nuggetizer.relevance.scales import SCALES
 from nuggetizer.templates import _ENV, available_prompts, load_prompt
 
 # Variables each template is rendered with by its method.

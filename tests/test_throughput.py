@@ -15,8 +15,8 @@ from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.methods.nuggets_steps import NuggetConfig
-from nuggetizer.track import load_track
+from nuggetizer.methods.nuggets.steps import NuggetConfig
+from nuggetizer.plan.track import load_track
 
 LATENCY = 0.05
 

@@ -17,7 +17,7 @@ from shared_data import SPOT_CHECK
 from nuggetizer.cli.steps import make_targets
 from nuggetizer.formats.runs import read_run
 from nuggetizer.formats.track_rules import Limit, length, truncate
-from nuggetizer.methods.registry import make_method
+from nuggetizer.interface.registry import make_method
 
 REPO = Path(__file__).resolve().parents[1]
 SPOT_RUN = SPOT_CHECK / "runs" / "my_best_run_02.jsonl"

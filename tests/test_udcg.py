@@ -16,8 +16,8 @@ from shared_data import UDCG_SAMPLE
 from nuggetizer.assessors.base import Assessor, Completion, Request
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.keys import read_udcg_dataset
+from nuggetizer.interface.base import KeyInput, Target
 from nuggetizer.measures import udcg as mu
-from nuggetizer.methods.base import KeyInput, Target
 from nuggetizer.methods.udcg import UdcgConfig, UdcgMethod, parse_relevance, utilities
 from nuggetizer.types import Segment
 

@@ -19,11 +19,11 @@ from shared_data import METHODS_MD, RAG26_DEV
 
 from nuggetizer.cli import cli
 from nuggetizer.cli.grading import track_grading
-from nuggetizer.flow.scales import SCALES, Grading, declared_scale
 from nuggetizer.formats.narratives import read_narratives, sub_narratives_from_nuggets
 from nuggetizer.parsing import ParseFailure
+from nuggetizer.plan.track import load_track
+from nuggetizer.relevance.scales import SCALES, Grading, declared_scale
 from nuggetizer.templates import load_prompt
-from nuggetizer.track import load_track
 
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = RAG26_DEV / "rag25-topics-dev.tsv"

@@ -12,7 +12,7 @@ from shared_data import RAG24
 
 from nuggetizer.cli import cli
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.organizer.validate import exit_code, validate_run
+from nuggetizer.validate.checker import exit_code, validate_run
 
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))
 TOPICS = RAG24 / "topics.rag24.test.tsv"

@@ -16,7 +16,7 @@ from nuggetizer.assessors.base import Assessor, Request
 from nuggetizer.assessors.vllm_offline import VLLMBackend
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.methods.nuggets_steps import NuggetConfig
+from nuggetizer.methods.nuggets.steps import NuggetConfig
 
 
 class FakeEngine:

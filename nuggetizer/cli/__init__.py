@@ -21,7 +21,7 @@ from nuggetizer.cli import (
 )
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
-from nuggetizer.methods.registry import load
+from nuggetizer.interface.registry import load
 
 
 @click.group(cls=ErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})

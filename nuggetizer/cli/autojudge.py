@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT
-from nuggetizer.flow.provenance import write_sidecar
 from nuggetizer.formats.autojudge import BANK_FORMATS, bank_records
 from nuggetizer.formats.nuggets import read_nuggets
 from nuggetizer.formats.writing import write_jsonl_atomic
+from nuggetizer.run.provenance import write_sidecar
 
 
 @click.command("nugget-bank")

@@ -1,4 +1,4 @@
-"""`--batch-api` on the LLM steps (nuggetizer/flow/batching.py) and `batch-import`, which folds
+"""`--batch-api` on the LLM steps (nuggetizer/run/batching.py) and `batch-import`, which folds
 a batch output file (vLLM's run_batch, or OpenAI's) into the LLM cache."""
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from typing import Any, TypeVar
 
 import click
 
-from nuggetizer.assessors.base import Assessor
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.cli.common import FILE, apply_options
-from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.flow.dryrun import dry_assessor
-from nuggetizer.flow.execute import Batched, Dry, Executor, Live
+from nuggetizer.errors import InputError
 
 T = TypeVar("T")
 
@@ -33,37 +30,6 @@ def batch_options(command: Callable[..., T]) -> Callable[..., T]:
                      help="--batch-api: write the next round's request file (for vLLM's "
                           "run_batch) and stop; `nuggetizer batch-import` folds the answers in"),
     ], command)
-
-
-def batcher_from(options: dict[str, Any], assessor: Assessor, folder: Path) -> Any:
-    """The Batcher the options ask for (its state under `folder`/.batches), else None. With
-    --dry-run, none: the dry run counts the same calls, priced at the batch prices."""
-    if not options.get("batch_api"):
-        if options.get("batch_write_only"):
-            click.echo("note: --batch-write-only goes with --batch-api; ignored", err=True)
-        return None
-    if options.get("dry_run"):
-        if assessor.prices is not None:
-            assessor.prices = assessor.prices.batched()
-        return None
-    from nuggetizer.flow.batching import Batcher
-
-    if not isinstance(assessor, Assessor):
-
-        raise ConfigError("--batch-api sends one assessor's calls: it does not take several "
-                          "--assessor or --samples above 1")
-
-    return Batcher(assessor, folder, poll=options["batch_poll"],
-                   write_only=options["batch_write_only"])
-
-
-def executor_from(options: dict[str, Any], assessor: Any, folder: Path) -> Executor:
-    """The executor the options select: dry (--dry-run, priced at the batch prices with
-    --batch-api), batched (--batch-api; its state under `folder`/.batches) or live."""
-    batcher = batcher_from(options, assessor, folder)
-    if options.get("dry_run"):
-        return Dry(dry_assessor(assessor, options), assessor.prices)
-    return Live(assessor) if batcher is None else Batched(batcher)
 
 
 def echo_lines(lines: list[str]) -> None:
@@ -93,7 +59,7 @@ def batch_import_command(results: tuple[Path, ...], requests_path: Path,
     into the LLM cache, each answer under the cache key its custom_id is; rerun the command
     that wrote the requests to use them."""
     from nuggetizer.assessors.batch_api import read_results
-    from nuggetizer.flow.batching import fold_results
+    from nuggetizer.run.batching import fold_results
 
     requests = {str(r["custom_id"]): dict(r["body"]) for r in _read_jsonl(requests_path)}
     found = {}

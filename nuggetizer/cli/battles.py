@@ -1,5 +1,5 @@
 """`nuggetizer battles`: schedule blind pairwise battles between runs' answers and judge them
-(methods/battles.py, flow/battles.py); `--dry-run` counts battles, calls and cost first."""
+(the methods/battles package); `--dry-run` counts battles, calls and cost first."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from nuggetizer.cli.batch import executor_from
 from nuggetizer.cli.common import (
     ANY,
     FILE,
@@ -18,31 +17,30 @@ from nuggetizer.cli.common import (
     chosen_topics,
     dry_run_options,
     embedded_note,
-    make_assessor_from,
-    run_with,
     topic_options,
 )
 from nuggetizer.cli.steps import configured
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.battles import adaptive_plan, plan_battles
-from nuggetizer.flow.battles import judge_battles as judge
-from nuggetizer.flow.execute import Dry
-from nuggetizer.flow.inputs import answer_targets, cite_targets
-from nuggetizer.flow.plan import Plan, Stage, Where
-from nuggetizer.flow.progress import Summary
-from nuggetizer.flow.scoring import read_judged
-from nuggetizer.flow.sources import make_targets, restrict_targets
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.writing import write_jsonl_atomic
+from nuggetizer.interface.registry import make_method
 from nuggetizer.labels import UNJUDGED
-from nuggetizer.methods.battles import BATTLES_FILE
-from nuggetizer.methods.registry import make_method
-from nuggetizer.organizer.battle_sheets import (
+from nuggetizer.methods.battles.method import BATTLES_FILE
+from nuggetizer.methods.battles.sheets import (
     battle_sheets,
     read_battle_sheets,
     write_battle_sheets,
 )
+from nuggetizer.methods.battles.step import adaptive_plan, plan_battles
+from nuggetizer.methods.battles.step import judge_battles as judge
+from nuggetizer.plan.inputs import answer_targets, cite_targets
+from nuggetizer.plan.sources import make_targets, restrict_targets
+from nuggetizer.run.execute import Dry
+from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+from nuggetizer.run.progress import Summary
+from nuggetizer.run.stages import Plan, Stage, Where
+from nuggetizer.scoring.engine import read_judged
 
 BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra call a dry run "
                 "cannot see)")

@@ -3,39 +3,32 @@ running a step's coroutine with its assessor closed afterwards."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.aggregation import AGGREGATES
 from nuggetizer.assessors.base import Assessor
-from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
-from nuggetizer.cache import Cache, default_cache_path
+from nuggetizer.cache import default_cache_path
 from nuggetizer.cli.flags import SettingsOption
-from nuggetizer.cli.interrupt import drain_on_interrupt
 from nuggetizer.errors import (
     KEPT,
     AssessorError,
-    ConfigError,
-    Interrupted,
     NuggetizerError,
     first_error,
     first_of,
     write_fault,
 )
-from nuggetizer.flow.dryrun import DEFAULT_BATCH_DISCOUNT, Prices
 from nuggetizer.formats.jsonl import base_suffix
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.methods.registry import DEFAULT_METHOD, method_names
+from nuggetizer.interface.registry import DEFAULT_METHOD, method_names
+from nuggetizer.run.factories import DEFAULT_ASSESSOR
 
 T = TypeVar("T")
-DEFAULT_ASSESSOR = "local"
 FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 ANY = click.Path(path_type=Path)
@@ -169,7 +162,7 @@ def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
 
 
 def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
-    """`--dry-run` and what it reports with (nuggetizer/flow/dryrun.py)."""
+    """`--dry-run` and what it reports with (nuggetizer/run/dryrun.py)."""
     return apply_options([
         click.option("--dry-run", is_flag=True,
                      help="render and count every prompt the step would send; call nothing, "
@@ -237,94 +230,6 @@ def parse_pairs(pairs: tuple[str, ...], flags: dict[str, Any] | None = None) -> 
             raise click.BadParameter(f"{pair!r}: expected NAME=VALUE", param_hint="--set")
         settings[name.strip()] = value
     return settings
-
-
-def prices_from(options: dict[str, Any], table: Any = None) -> Prices:
-    """--price-in/--price-out and the batch prices, each else the track's [prices] table."""
-    def given(option: str, key: str) -> Any:
-        value = options.get(option)
-        return value if value is not None else getattr(table, key, None)
-
-    discount = given("batch_discount", "batch_discount")
-    return Prices(input=given("price_in", "input"), output=given("price_out", "output"),
-                  batch_input=given("batch_price_in", "batch_input"),
-                  batch_output=given("batch_price_out", "batch_output"),
-                  batch_discount=DEFAULT_BATCH_DISCOUNT if discount is None else discount)
-
-
-def make_one_assessor(options: dict[str, Any], fallback: str | None = None,
-                      prices: Any = None) -> Assessor:
-    """The assessor the command's assessor options describe, carrying the prices that
-    --price-in/--price-out (else the track's `prices` table) give: the cost of what it spends
-    is then said in the summaries and kept with the usage."""
-    cache = None if options["no_cache"] else Cache(options["cache_path"] or default_cache_path())
-    assessor = make_assessor(
-        options["assessor_spec"] or fallback or DEFAULT_ASSESSOR,
-        base_url=list(options["base_url"]) or None,
-        api_key=options["api_key"],
-        temperature=options["temperature"],
-        max_tokens=options["max_tokens"],
-        concurrency=options["concurrency"],
-        structured=options["structured"],
-        model_path=options["model_path"],
-        cache=cache,
-        token_field=options.get("token_field"),
-        reasoning_effort=options.get("reasoning_effort"),
-        reasoning_tokens=options.get("reasoning_tokens"),
-        max_tokens_cap=options.get("max_tokens_cap"),
-    )
-    assessor.prices = prices_from(options, prices)
-    return assessor
-
-
-def make_assessor_from(options: dict[str, Any], fallback: str | Sequence[str] | None = None,
-                       prices: Any = None, samples: int | None = None,
-                       aggregate: str | None = None) -> Any:
-    """The assessor of the command: one Assessor for one --assessor (else the `fallback` spec
-    or specs, else the default), or an Ensemble of one Assessor per spec, each built with the
-    shared options, when several are given or --samples is above 1 (`samples` and `aggregate`:
-    the track's, when the options give none)."""
-    given = options.get("assessor_spec") or ()
-    given = [given] if isinstance(given, str) else list(given)
-    specs = given or ([fallback] if isinstance(fallback, str) else list(fallback or [])) \
-        or [DEFAULT_ASSESSOR]
-    repeated = sorted({s for s in specs if specs.count(s) > 1})
-    if repeated:
-        raise ConfigError(f"--assessor {repeated[0]} is given twice: its answers would be the "
-                          "same calls; use --samples N for repeated answers of one assessor")
-    samples = options.get("samples") or samples or 1
-    aggregate = options.get("aggregate") or aggregate
-    members = [make_one_assessor({**options, "assessor_spec": spec}, None, prices)
-               for spec in specs]
-    if len(members) == 1 and samples == 1:
-        if aggregate is not None:
-            click.echo("note: --aggregate combines the votes of several --assessor or of "
-                       "--samples N: with one judge asked once it does nothing", err=True)
-        return members[0]
-    if samples > 1 and options.get("temperature") == 0:
-        click.echo(f"note: --samples {samples} at --temperature 0: each sample is asked with a "
-                   "seed of its own, but a deterministic server gives the same answer to each",
-                   err=True)
-    ensemble = Ensemble(members, samples=samples, aggregate=aggregate)
-    ensemble.prices = members[0].prices
-    return ensemble
-
-
-def run_with(assessor: Assessor, work: Coroutine[Any, Any, T]) -> T:
-    """Run a step's coroutine; the assessor (and its backend) is closed whatever happens.
-    Ctrl-C lets the calls in flight finish first (cli/interrupt.py), then ends as a
-    KeyboardInterrupt (the error group says what is kept)."""
-    async def main() -> T:
-        try:
-            with drain_on_interrupt(assessor):
-                return await work
-        finally:
-            await assessor.aclose()
-
-    try:
-        return asyncio.run(main())
-    except (Interrupted, asyncio.CancelledError):
-        raise KeyboardInterrupt from None
 
 
 def embedded_note(assessor: Assessor) -> None:

@@ -13,7 +13,7 @@ from nuggetizer.cli.common import ANY, FILE, LENIENT, method_options
 from nuggetizer.cli.core import configured
 from nuggetizer.errors import InputError
 from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.methods.base import AnswerKeyMethod
+from nuggetizer.interface.base import AnswerKeyMethod
 
 MEASURE = click.option("--measure", default=None,
                        help="measure to compare (any leaderboard column) [default: the primary "
@@ -63,7 +63,7 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     leaderboards; judgments are scored by --method. Of more evaluations (A B C ...): every
     pair, Krippendorff's alpha over all of them, and with nugget assessments their agreement
     on the labels (kappa, alpha)."""
-    from nuggetizer.organizer.agreement import compare, load_scores, scatter_png
+    from nuggetizer.compare.agreement import compare, load_scores, scatter_png
 
     if top_k < 1:
         raise click.BadParameter("must be at least 1", param_hint="--top-k")
@@ -98,9 +98,9 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
                     method: AnswerKeyMethod, keys: dict[str, Any] | None,
                     output: Path | None, markdown: Path | None, top_k: int, lenient: bool
                     ) -> None:
-    """`agreement` of three or more evaluations (organizer/many_agreement.py)."""
-    from nuggetizer.organizer.agreement import load_scores
-    from nuggetizer.organizer.many_agreement import (
+    """`agreement` of three or more evaluations (compare/many.py)."""
+    from nuggetizer.compare.agreement import load_scores
+    from nuggetizer.compare.many import (
         LABEL_LABELS,
         SCORE_LABELS,
         is_assessments,
@@ -147,8 +147,8 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, correcti
                          method: str, settings: tuple[str, ...], output: Path | None,
                          markdown: Path | None, lenient: bool) -> None:
     """Paired t-test and randomization test between every pair of runs, corrected."""
-    from nuggetizer.organizer.agreement import load_scores
-    from nuggetizer.organizer.significance import pairwise, table_markdown, table_tsv
+    from nuggetizer.compare.agreement import load_scores
+    from nuggetizer.compare.significance import pairwise, table_markdown, table_tsv
 
     chosen = configured(method, settings)
     measure = measure or chosen.primary

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from nuggetizer.assessors.base import DEFAULT_REASKS
-from nuggetizer.cli.batch import batch_options, echo_lines, executor_from
+from nuggetizer.cli.batch import batch_options, echo_lines
 from nuggetizer.cli.common import (
     ANY,
     FILE,
@@ -21,9 +21,7 @@ from nuggetizer.cli.common import (
     chosen_topics,
     dry_run_options,
     embedded_note,
-    make_assessor_from,
     method_options,
-    run_with,
     topic_options,
 )
 from nuggetizer.cli.flags import FlagsCommand
@@ -34,12 +32,10 @@ from nuggetizer.cli.grading import (
 )
 from nuggetizer.cli.steps import configured, score_and_report, setting_names
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.execute import Dry, Executor
-from nuggetizer.flow.graded_plan import KeySpec, PoolSpec, grade_then_build_plan, relevance_plan
-from nuggetizer.flow.plan import assign_plan, nuggetize_plan
-from nuggetizer.flow.scales import DEFAULT_SCALE
-from nuggetizer.flow.score_files import ScoreFiles, ScoreScope
-from nuggetizer.flow.sources import (
+from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
+from nuggetizer.formats.topics import read_topics
+from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan, relevance_plan
+from nuggetizer.plan.sources import (
     attach_sub_narratives,
     check_fill,
     check_key,
@@ -50,8 +46,11 @@ from nuggetizer.flow.sources import (
     restrict_inputs,
     restrict_targets,
 )
-from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
-from nuggetizer.formats.topics import read_topics
+from nuggetizer.plan.steps import assign_plan, nuggetize_plan
+from nuggetizer.relevance.scales import DEFAULT_SCALE
+from nuggetizer.run.execute import Dry, Executor
+from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+from nuggetizer.scoring.files import ScoreFiles, ScoreScope
 
 
 @click.command("nuggetize", cls=FlagsCommand)  # + the methods' own flags (cli/flags.py)

@@ -1,6 +1,6 @@
-"""`nuggetizer evaluate`: a track config's methods, each through the one flow (keys built,
-graded or taken; judgments; scores), and every measure side by side."""
-
+"""`nuggetizer evaluate`: a track config's evaluation as one plan (plan/evaluate.py: each
+method's keys built, graded or taken, its judgments and scores, and every measure side by
+side), run by the executor the options select; this module shows what comes back."""
 
 from __future__ import annotations
 
@@ -10,27 +10,25 @@ from typing import Any
 
 import click
 
-from nuggetizer.cli.batch import batch_options, echo_lines, executor_from
+from nuggetizer.cli.batch import batch_options, echo_lines
 from nuggetizer.cli.common import (
     FOLDER,
     assessor_options,
     chosen_topics,
     dry_run_options,
     embedded_note,
-    make_assessor_from,
-    run_with,
     topic_options,
 )
-from nuggetizer.cli.steps import score_and_report
+from nuggetizer.cli.steps import show_scores
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.execute import Batched, Dry
-from nuggetizer.flow.progress import Summary, token_text
-from nuggetizer.flow.provenance import write_sidecar
-from nuggetizer.flow.score_files import ScoreFiles, ScoreScope
-from nuggetizer.flow.scoring import combine_tables
-from nuggetizer.flow.tables import format_leaderboard, write_tables
-from nuggetizer.flow.track_plan import track_method, track_plan
-from nuggetizer.track import Track, load_track
+from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.plan.evaluate import evaluate_plan, track_method
+from nuggetizer.plan.track import Track, load_track
+from nuggetizer.run.execute import Batched, Dry
+from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+from nuggetizer.run.progress import token_text
+from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.scoring.tables import format_leaderboard
 
 
 @click.command("evaluate")
@@ -52,53 +50,49 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
     out = output or Path("out") / config.name
     names = config.method_list()
     several = len(names) > 1
-    plans = [track_method(config, name, out / name if several else out, several, only)
-             for name in names]
+    methods = [track_method(config, name, out / name if several else out, several, only)
+               for name in names]
     assessor = make_assessor_from(options, config.assessors or config.assessor, config.prices,
                                   config.samples, config.aggregate)
     runner = executor_from(options, assessor, out)
     if isinstance(runner, Batched) and config.relevance is not None and config.key is None:
         raise ConfigError("--batch-api does not cover a track with [relevance]: grade with "
                           "`relevance --batch-api` first and give the track those qrels")
-    steps = [track_plan(config, plan, out, only) for plan in plans]
-
-    async def run() -> list[Summary]:
-        return [(await runner.run(step))[-1] for step in steps]
-
-    summaries = run_with(assessor, run())  # one assessor for every method, closed once
+    evaluation = evaluate_plan(config, methods, out, only, Shown(several, started))
+    run_with(assessor, runner.run(evaluation.plan))  # one assessor for every method, closed once
     if isinstance(runner, Dry):
         return
-    tables = []
-    for plan in plans:
-        if several:
-            click.echo(f"== {plan.method.name} ==")
-        scope = ScoreScope(plan.key, config.topics if plan.key is None else None, only,
-                           config.lenient)
-        tables.append(score_and_report(
-            plan.method, [plan.judged], scope,
-            ScoreFiles(plan.base / "leaderboard.tsv", plan.base / "per_topic.tsv"), started))
-    table = tables[0]
-    if several:
-        table = combine_tables(tables)
-        inputs = [config.topics] + [plan.base / name for plan in plans
-                                    for name in ("leaderboard.tsv", "per_topic.tsv")]
-        write_tables(table, out / "leaderboard.tsv", out / "per_topic.tsv")
-        for name in ("leaderboard.tsv", "per_topic.tsv"):
-            write_sidecar(out / name, inputs, table.left_out)
-        click.echo(f"== {' + '.join(names)} (ranked by {table.primary}) ==")
-        click.echo(format_leaderboard(table))
     embedded_note(assessor)
     stats = assessor.stats
-    done = ", ".join(f"{s.done + s.resumed} {s.unit}" + (f" ({p.method.name})" if several else "")
-                     for p, s in zip(plans, summaries))
+    done = ", ".join(f"{s.done + s.resumed} {s.unit}" + (f" ({m.method.name})" if several else "")
+                     for m, s in zip(methods, evaluation.summaries))
     click.echo(
-        f"evaluate: {len(table.topics)} topics, {done}, {stats.calls} LLM calls, "
+        f"evaluate: {len(evaluation.table.topics)} topics, {done}, {stats.calls} LLM calls, "
         f"{stats.cache_hits} cache hits, {token_text(stats.as_dict())}{cost_text(assessor)}, "
-        f"{sum(s.unjudged for s in summaries)} unjudged, "
+        f"{sum(s.unjudged for s in evaluation.summaries)} unjudged, "
         f"{time.monotonic() - started:.1f} s; outputs in {out}",
         err=True,
     )
     echo_lines(runner.lines())
+
+
+class Shown:
+    """What `evaluate` shows as its scoring stages end: each method's board (under its name,
+    with several), then the combined one."""
+
+    def __init__(self, several: bool, started: float) -> None:
+        self.several, self.started = several, started
+
+    def scoring(self, method: AnswerKeyMethod) -> None:
+        if self.several:
+            click.echo(f"== {method.name} ==")
+
+    def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None:
+        show_scores(method, table, self.started)
+
+    def combined(self, names: list[str], table: ScoreTable) -> None:
+        click.echo(f"== {' + '.join(names)} (ranked by {table.primary}) ==")
+        click.echo(format_leaderboard(table))
 
 
 def cost_text(assessor: Any) -> str:

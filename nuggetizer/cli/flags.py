@@ -1,4 +1,4 @@
-"""CLI options generated from the methods' declarations (methods/declare.py): each method's
+"""CLI options generated from the methods' declarations (interface/declare.py): each method's
 own flags (its settings declared with `flag=` and the commands that take them, e.g. nuggets'
 `--window` on nuggetize) and the `--set` help, which lists every registered method's settings.
 
@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.methods.declare import Setting, settings_of
-from nuggetizer.methods.registry import method_class, method_names
+from nuggetizer.interface.declare import Setting, settings_of
+from nuggetizer.interface.registry import method_class, method_names
 
 FLAG_PARAM = "setting__"  # prefix of a generated option's parameter name (never a clash)
 _TYPES: dict[str, Any] = {"int": int, "float": float, "str": str}

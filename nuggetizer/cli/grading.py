@@ -9,14 +9,14 @@ from typing import Any
 
 import click
 
-from nuggetizer.flow.scales import (
+from nuggetizer.plan.sources import track_grading as track_grading  # tests read it here
+from nuggetizer.relevance.scales import (
     DEFAULT_GRADING,
     DEFAULT_SCALE,
     SCALES,
     Grading,
     common_scale,
 )
-from nuggetizer.flow.sources import track_grading as track_grading  # tests read it here
 
 FILE_IN = click.Path(dir_okay=False, path_type=Path)
 

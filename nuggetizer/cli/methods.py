@@ -1,6 +1,6 @@
 """`nuggetizer methods`: every registered method (or those named) described from its
 declarations: its measures with their descriptions and rules, its settings with their
-defaults and help (methods/describe.py)."""
+defaults and help (interface/describe.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 
 import click
 
-from nuggetizer.methods.describe import describe, description
-from nuggetizer.methods.registry import method_class, method_names
+from nuggetizer.interface.describe import describe, description
+from nuggetizer.interface.registry import method_class, method_names
 
 
 @click.command("methods")

@@ -9,19 +9,19 @@ import click
 
 from nuggetizer.cli.common import ANY, FILE, LENGTH_LIMIT, LENIENT, TRACK_RULES, method_options
 from nuggetizer.cli.core import check_key, configured, make_targets
-from nuggetizer.flow.provenance import provenance, write_sidecar
-from nuggetizer.flow.scales import SCALES, common_scale
-from nuggetizer.flow.scoring import judgment_files, read_judged
+from nuggetizer.formats.blind import blind as make_blind
+from nuggetizer.formats.blind import unblind
 from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
 from nuggetizer.formats.rag26 import narratives
 from nuggetizer.formats.sheets import nugget_sheet, read_nugget_sheet, sheet_file_name
 from nuggetizer.formats.track_rules import request_limits
 from nuggetizer.formats.trec_run import read_trec_runs
 from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic, write_text_atomic
-from nuggetizer.organizer.blind import blind as make_blind
-from nuggetizer.organizer.blind import unblind
-from nuggetizer.organizer.irm import export_dataset
-from nuggetizer.organizer.validate import (
+from nuggetizer.relevance.scales import SCALES, common_scale
+from nuggetizer.run.provenance import provenance, write_sidecar
+from nuggetizer.scoring.engine import judgment_files, read_judged
+from nuggetizer.scoring.irm import export_dataset
+from nuggetizer.validate.checker import (
     LENGTH_TOLERANCE,
     exit_code,
     grouped,
@@ -229,7 +229,7 @@ def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path,
     """Agreement of two qrels A B (A the reference): Cohen's kappa, Krippendorff's alpha,
     P/R/F1, the confusion matrix; with retrieval runs, Kendall's tau between the rankings.
     Of more qrels (A B C ...): every pair so, and Krippendorff's alpha over all of them."""
-    from nuggetizer.organizer.qrels_agreement import (
+    from nuggetizer.compare.qrels import (
         compare_many_qrels,
         compare_qrels,
         many_labels,

@@ -12,18 +12,18 @@ import click
 from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines, method_options
 from nuggetizer.cli.steps import configured
 from nuggetizer.errors import InputError
-from nuggetizer.flow.scoring import judgment_files, read_judged, score_judged
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard
-from nuggetizer.formats.tables import is_per_topic
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.methods.base import AnswerKeyMethod
-from nuggetizer.methods.declare import Measure
-from nuggetizer.methods.registry import method_class, method_holding, method_names
-from nuggetizer.methods.report_part import ReportPart
-from nuggetizer.organizer.report_sources import Sources, add_jsonl, add_table, beside_key
+from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.interface.registry import method_class, method_holding, method_names
+from nuggetizer.interface.report_part import ReportPart
+from nuggetizer.measures.base import Measure
+from nuggetizer.report.sources import Sources, add_jsonl, add_table, beside_key
+from nuggetizer.scoring.engine import judgment_files, read_judged, score_judged
+from nuggetizer.scoring.tables import is_per_topic
 
 if TYPE_CHECKING:
-    from nuggetizer.methods.base import Judged
+    from nuggetizer.interface.base import Judged
 
 
 def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
@@ -88,7 +88,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     texts; distributions, heat map, length; the method's own sections, e.g. the nuggets no
     run supported) of the judgments of --method, or of a per-topic TSV (every measure side
     by side: the combined per_topic.tsv of a several-method evaluate)."""
-    from nuggetizer.organizer.report import (
+    from nuggetizer.report.page import (
         UnknownRuns,
         select_runs,
         table_from_per_topic,

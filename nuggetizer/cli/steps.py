@@ -1,5 +1,5 @@
-"""What the core commands share: the method with its flags, and the report of a scoring
-(the inputs, plans and scoring themselves live in flow/)."""
+"""What the core commands share: the method with its flags, and the showing of a scoring
+(the inputs, plans and scoring themselves live in plan/, run/ and score/)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ import click
 from nuggetizer.cli.common import parse_pairs
 from nuggetizer.cli.flags import flag_of
 from nuggetizer.errors import ConfigError
-from nuggetizer.flow.score_files import ScoreFiles, ScoreScope, left_out_text, score_files
-from nuggetizer.flow.scoring import ScoreTable
-from nuggetizer.flow.sources import make_targets as make_targets  # where tests read it
-from nuggetizer.flow.tables import format_leaderboard
-from nuggetizer.methods.base import AnswerKeyMethod
-from nuggetizer.methods.registry import make_method, method_class
+from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.interface.registry import make_method, method_class
+from nuggetizer.plan.score import score_plan
+from nuggetizer.plan.sources import make_targets as make_targets  # where tests read it
+from nuggetizer.run.execute import run_local
+from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.scoring.files import ScoreFiles, ScoreScope, left_out_text
+from nuggetizer.scoring.tables import format_leaderboard
 
 
 def setting_names(name: str) -> set[str]:
@@ -39,9 +41,16 @@ def configured(name: str, pairs: tuple[str, ...], **flags: Any) -> AnswerKeyMeth
 
 def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScope,
                      files: ScoreFiles, started: float) -> ScoreTable:
-    """Score judgment files (flow/score_files.py: the tables written); print the
-    leaderboard and what was left out."""
-    table = score_files(method, paths, scope, files)
+    """Score judgment files (the plan of `score`: the tables written); print the leaderboard
+    and what was left out."""
+    plan = score_plan(method, paths, scope, files,
+                      done=lambda table: show_scores(method, table, started))
+    table: ScoreTable = run_local(plan)[0]
+    return table
+
+
+def show_scores(method: AnswerKeyMethod, table: ScoreTable, started: float) -> None:
+    """Print a method's leaderboard and what scoring left out or resolved."""
     click.echo(format_leaderboard(table))
     for warning in table.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -59,4 +68,3 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], scope: Scor
         f"{time.monotonic() - started:.1f} s",
         err=True,
     )
-    return table

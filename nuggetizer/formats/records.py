@@ -325,3 +325,15 @@ def field(obj: dict[str, Any], name: str, typ: type | tuple[type, ...], path: st
           line: int | None) -> Any:
     """`obj[name]`, of JSON type(s) `typ`, for a reader with one field to check."""
     return getattr(validated(_one_field(name, typ), obj, path, line), name)
+
+
+class TextItem(Record):
+    """A question or key point: its text."""
+
+    text: StrictStr
+
+
+class Labelled(Record):
+    """A judged item: its label (the method checks the menu)."""
+
+    label: StrictStr

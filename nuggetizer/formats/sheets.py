@@ -11,8 +11,8 @@ problem is an InputError naming the file, the line and the column.
   by its `nugget` rows (`n text importance assignment`); assessors fill `assignment` with support,
   partial_support or not_support.
 
-The sheets of other methods are next to them (methods/support_sheets.py,
-methods/rubrics_sheets.py), made with the helpers here.
+The sheets of other methods are next to them (methods/support/sheets.py,
+methods/rubrics/sheets.py), made with the helpers here.
 """
 
 from __future__ import annotations

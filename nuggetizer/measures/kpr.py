@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from nuggetizer.methods.declare import Measure, names
+from nuggetizer.measures.base import Measure, names
 
 DECLARED: tuple[Measure, ...] = (
     Measure("KPR", "key point recall: share of the question's judged key points the answer "

@@ -11,7 +11,7 @@ from functools import lru_cache
 from operator import itemgetter
 
 from nuggetizer.labels import CREDIT, STRICT_CREDIT, UNJUDGED
-from nuggetizer.methods.declare import Measure, names
+from nuggetizer.measures.base import Measure, names
 
 DECLARED: tuple[Measure, ...] = (
     Measure("V_strict", "vital nuggets the answer supports fully, over its topic's vital "

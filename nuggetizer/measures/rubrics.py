@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nuggetizer.methods.declare import Measure, names
+from nuggetizer.measures.base import Measure, names
 
 DECLARED: tuple[Measure, ...] = (
     Measure("compliance", "sum of weight x grade over the judged rubric criteria, over the sum "

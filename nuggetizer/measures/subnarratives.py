@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable
 
 from nuggetizer.labels import STRICT_CREDIT
-from nuggetizer.methods.declare import Measure, names
+from nuggetizer.measures.base import Measure, names
 
 SUB_NARRATIVE_DECLARED: tuple[Measure, ...] = (
     Measure("SN_cov_vital", "per topic, the mean over its sub-narratives of the share of "

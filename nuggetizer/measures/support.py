@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nuggetizer.labels import SUPPORT_WEIGHTS
-from nuggetizer.methods.declare import Measure, names
+from nuggetizer.measures.base import Measure, names
 
 DECLARED: tuple[Measure, ...] = (
     Measure("support_recall", "mean over the answer's sentences of the best support (full 1, "

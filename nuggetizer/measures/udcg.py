@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from nuggetizer.methods.declare import Measure, names
+from nuggetizer.measures.base import Measure, names
 
 DECLARED: tuple[Measure, ...] = (
     Measure("UDCG", "sigmoid of the mean positive and gamma-weighted negative utility "

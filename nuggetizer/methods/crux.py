@@ -23,11 +23,11 @@ from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
 from nuggetizer.formats.records import validated
 from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.interface.declare import setting
+from nuggetizer.interface.registry import register
 from nuggetizer.measures import crux as mc
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
-from nuggetizer.methods.declare import setting
 from nuggetizer.methods.records import CruxAnswerJudgment, CruxContextJudgment, CruxKey
-from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_strings
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Topic

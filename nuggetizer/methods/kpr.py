@@ -20,11 +20,11 @@ from typing import Any
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.interface.declare import setting
+from nuggetizer.interface.registry import register
 from nuggetizer.measures import kpr as mk
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
-from nuggetizer.methods.declare import setting
 from nuggetizer.methods.records import KprJudgment, KprKey
-from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure, parse_list
 from nuggetizer.templates import load_prompt
 

@@ -1,6 +1,7 @@
-"""The key and judgment records of the answer-key methods (crux, kpr, udcg, support, rubrics,
-battles) as pydantic models: the fields each method reads, with their types; checked at the
-file edge by formats/records.validated, which names file, line and the dotted field.
+"""The key and judgment records of the one-module methods (crux, kpr, udcg) as pydantic models (a
+method package keeps its own in its `records` module): the fields each method reads, with their
+types; checked at the file edge by formats/records.validated, which names file, line and the
+dotted field.
 
 Records are validated, not converted: a method keeps the dict it read, so what it writes back
 stays byte for byte as it was. Checks a model cannot say simply (a label off the menu, which
@@ -9,19 +10,13 @@ stays byte for byte as it was. Checks a model cannot say simply (a label off the
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field, StrictInt, StrictStr
 
-from nuggetizer.formats.records import Id, JudgmentIds, KeyIds, Number, Record
+from nuggetizer.formats.records import JudgmentIds, KeyIds, Labelled, Number, Record, TextItem
 
 Rating = Annotated[StrictInt, Field(ge=0, le=5)]
-
-
-class TextItem(Record):
-    """A question or key point: its text."""
-
-    text: StrictStr
 
 
 class CruxKey(KeyIds):
@@ -52,12 +47,6 @@ class KprKey(KeyIds):
     key_points: list[TextItem]
 
 
-class Labelled(Record):
-    """A judged item: its label (the method checks the menu)."""
-
-    label: StrictStr
-
-
 class KprJudgment(JudgmentIds):
     """A KPR judgment: each key point's label."""
 
@@ -80,58 +69,3 @@ class UdcgJudgment(JudgmentIds):
     """A UDCG judgment: the utility of each passage (null: no p_NR for the generator)."""
 
     utilities: list[Number | None]
-
-
-class Sentence(Record):
-    """A support judgment's sentence: its (sentence, passage) pairs."""
-
-    pairs: list[Labelled]
-
-
-class SupportJudgment(JudgmentIds):
-    """A support judgment: its sentences."""
-
-    sentences: list[Sentence]
-
-
-class Criterion(Record):
-    """A rubric criterion: its text, weight (negative: a failure mode) and axis."""
-
-    criterion: StrictStr
-    weight: Number
-    axis: StrictStr = ""
-
-
-class RubricsKey(Record):
-    """A rubrics line: `qid` and its criteria (the query, or `prompt`, optional)."""
-
-    qid: Id
-    rubrics: list[Criterion]
-
-
-class JudgedCriterion(Criterion):
-    """A graded criterion: its label (`label` checked against the menu by the method)."""
-
-    label: Any = None
-
-
-class RubricsJudgment(JudgmentIds):
-    """A rubrics judgment: its graded criteria."""
-
-    criteria: list[JudgedCriterion]
-
-
-class Order(Record):
-    """One order of a battle: the run shown first and its verdict (checked by the method)."""
-
-    first: Id
-    verdict: Any = None
-
-
-class BattleJudgment(Record):
-    """A battle: the topic, both runs, and one or two orders."""
-
-    qid: Id
-    run_a: Id
-    run_b: Id
-    orders: Annotated[list[Order], Field(min_length=1, max_length=2)]

@@ -28,11 +28,11 @@ from nuggetizer.assessors.base import Assessor, RefusedError, Request
 from nuggetizer.assessors.untrusted import line_safe
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.keys import read_udcg_dataset
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.interface.declare import check_choices, setting
+from nuggetizer.interface.registry import register
 from nuggetizer.measures import udcg as mu
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
-from nuggetizer.methods.declare import check_choices, setting
 from nuggetizer.methods.records import UdcgJudgment, UdcgKey
-from nuggetizer.methods.registry import register
 from nuggetizer.parsing import ParseFailure
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Topic

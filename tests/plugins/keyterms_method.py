@@ -13,9 +13,10 @@ from pydantic import StrictStr
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.formats.records import KeyIds
-from nuggetizer.methods.base import AnswerKeyMethod, KeyInput, Outcome, Target
-from nuggetizer.methods.declare import Measure, setting
-from nuggetizer.methods.registry import register
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target
+from nuggetizer.interface.declare import setting
+from nuggetizer.interface.registry import register
+from nuggetizer.measures.base import Measure
 from nuggetizer.parsing import parse_strings
 
 

@@ -1,1 +1,0 @@
-"""The flow every method goes through: inputs, journalled steps, scoring, provenance."""

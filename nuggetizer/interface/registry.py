@@ -1,0 +1,82 @@
+"""The registry of answer-key methods: the only list of them.
+
+Every module of this package registers its method when imported; `load()` imports them all
+(found on disk, not listed), then any module named in $NUGGETIZER_METHODS (comma-separated
+import names: a method of your own, one module plus its templates) and any installed
+distribution's entry point in the group `nuggetizer.methods`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.errors import ConfigError
+from nuggetizer.interface.base import AnswerKeyMethod
+
+PLUGINS_ENV = "NUGGETIZER_METHODS"
+DEFAULT_METHOD = "nuggets"  # the AutoNuggetizer: the method a command or track names by default
+ENTRY_POINT_GROUP = "nuggetizer.methods"
+REGISTRY: dict[str, type[AnswerKeyMethod]] = {}
+_loaded = False
+
+
+def register(cls: type[AnswerKeyMethod]) -> type[AnswerKeyMethod]:
+    """Class decorator: make a method available by its name (a name taken twice is an error)."""
+    known = REGISTRY.get(cls.name)
+    if known is not None and known is not cls:
+        raise ConfigError(f"two methods are called {cls.name!r}: {known.__module__} and "
+                          f"{cls.__module__}")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def load() -> None:
+    """Import the built-in method modules and the plugins (once)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    package = importlib.import_module("nuggetizer.methods")
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name not in ("base", "registry"):
+            importlib.import_module(f"nuggetizer.methods.{module.name}")
+    for name in filter(None, (n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(","))):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"${PLUGINS_ENV} names {name!r}, which cannot be imported: "
+                              f"{exc}") from exc
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        entry.load()
+
+
+def method_names() -> list[str]:
+    """The names of every registered method, the default one first."""
+    load()
+    return sorted(REGISTRY, key=lambda name: (name != DEFAULT_METHOD, name))
+
+
+def method_class(name: str) -> type[AnswerKeyMethod]:
+    """The method called `name`; ConfigError naming the known ones otherwise."""
+    load()
+    if name not in REGISTRY:
+        raise ConfigError(f"unknown method {name!r}; known: {', '.join(method_names())}")
+    return REGISTRY[name]
+
+
+def method_holding(paths: Sequence[Path]) -> str | None:
+    """The method whose judgments `paths` unmistakably are (its `holds`), if one is."""
+    found = [name for name in method_names()
+             if paths and all(method_class(name).holds(p) for p in paths)]
+    return found[0] if len(found) == 1 else None
+
+
+def make_method(name: str, settings: Mapping[str, Any] | None = None) -> AnswerKeyMethod:
+    """The method `name` configured with `settings` (see AnswerKeyMethod.configure)."""
+    return method_class(name).configure(settings)

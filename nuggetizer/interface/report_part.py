@@ -1,0 +1,85 @@
+"""What a method adds to `nuggetizer report` (its `report_part` hook): parts of the page of
+its own, gathered from its judgments one at a time as the score engine reads them.
+
+The report itself is generic (report/page.py): leaderboard, the glossary of the
+measures as the method declares them, topics, per-topic distributions and heat maps of the
+measures asked. A method adds what only it knows: the nuggets method the nuggets no run
+supported; the battles method its Bradley-Terry scores and win matrix, the measures its
+generic figures show and the page's first line. A section's figures are drawn by the method
+itself (a callable given the PNG's path) into the report's folder; its `plots`, figures of
+the score table, by the report's figure worker from a function the method names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class ReportFigure:
+    """A PNG a method draws into the report's folder: its file name (no folder), its caption
+    and `draw(path)`, called once with the path to write."""
+
+    name: str
+    caption: str
+    draw: Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure of the score table, drawn by the report beside its generic ones (in its figure
+    worker, with the runs' leaderboard ranks): its file name, the measure drawn, its caption
+    and `draw`, the "package.module:function" of a `draw(table, measure, path, ranks)`,
+    imported only when the report is drawn (a method need not import a plotting library)."""
+
+    name: str
+    measure: str
+    caption: str
+    draw: str
+
+
+@dataclass
+class ReportSection:
+    """One part of the page: a heading, an HTML body (escaped by the method: the report
+    inserts it as given) and figures shown below it."""
+
+    title: str
+    html: str = ""
+    figures: Sequence[ReportFigure] = field(default_factory=tuple)
+
+
+class ReportPart:
+    """A method's part of the report. `add` sees each judgment record (as `read_scored`
+    gives it) of the runs shown, once, while the scores are computed, so that none need be
+    kept; `queries` collects the topics' query texts the records carry; `sections` gives the
+    page's parts once the score table (of the runs shown) is known; `items` names what the
+    method's judgments leave unjudged, in the page's summary; `drawn`, `plots` and `summary`
+    as below. By default: nothing."""
+
+    items = "items"
+    drawn: tuple[str, ...] = ()  # the measures drawn when none is asked (else the primary)
+    plots: tuple[Plot, ...] = ()  # the method's figures of the score table
+
+    def __init__(self, runs: Collection[str] | None = None) -> None:
+        self.runs = runs  # only these runs' judgments count (None: all)
+        self.queries: dict[str, str] = {}  # qid -> query text, the first seen
+        self.count = 0  # judgments added
+
+    def add(self, record: Any) -> None:
+        """One judgment record (the report filters by run before it calls this)."""
+        self.count += 1
+
+    def summary(self, table: Any) -> str | None:
+        """The page's first line, for a method whose judgments are not counted by topic
+        (None: the generic count of runs, topics, unjudged items and unanswered topics)."""
+        return None
+
+    def sections(self, table: Any, queries: Mapping[str, str], runs_shown: bool
+                 ) -> list[ReportSection]:
+        """The parts of the page, after the generic ones: `table` is the score table of the
+        runs shown, `queries` every query text known, `runs_shown` whether only some runs
+        are shown (their ranks stay those among all)."""
+        return []

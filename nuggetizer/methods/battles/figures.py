@@ -1,0 +1,74 @@
+"""The battles report's figures (matplotlib, as report/figures.py draws them): each
+run's Bradley-Terry score with its bootstrap interval, and the pairwise win-rate heat map (row
+run against column run, from the win/tie/loss matrix of `score --method battles`). Runs are
+labelled by their leaderboard rank, as every report figure. The battles method's report
+part (methods/battles/report.py) names them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+
+from nuggetizer.report.figures import (
+    HeatGeometry,
+    _draw_cells,
+    figure,
+    heatmap_geometry,
+    rank_axis,
+    ranks_of,
+    save,
+)
+from nuggetizer.scoring.engine import ScoreTable
+
+
+def matrix_of(table: ScoreTable) -> dict[tuple[str, str], float]:
+    """(run, opponent) -> the run's win rate against it, from the table's matrix TSV."""
+    rows = [line.split("\t") for line in table.extras.get("matrix", "").splitlines()[1:]]
+    return {(r[0], r[1]): float(r[5]) for r in rows if len(r) == 6}
+
+
+def scores_png(table: ScoreTable, measure: str, path: Path,
+               ranks: Mapping[str, int] | None = None) -> None:
+    """Each run's Bradley-Terry score (`measure`) with its interval (bt_low, bt_high), ranked."""
+    ranked = ranks_of(table, ranks)
+    per_run = 0.5 if len(ranked) <= 20 else 0.16
+    fig, (ax,) = figure(width=max(6, 1.5 + per_run * len(ranked)))
+    means = [table.means[r] for _, r in ranked]
+    score = np.array([m[measure] for m in means], dtype=float)
+    low = np.array([m.get("bt_low", m[measure]) for m in means], dtype=float)
+    high = np.array([m.get("bt_high", m[measure]) for m in means], dtype=float)
+    x = np.arange(1, len(ranked) + 1)
+    ax.errorbar(x, score, yerr=[score - low, high - score], fmt="o", capsize=3, markersize=4)
+    ax.axhline(1000, color="grey", linewidth=0.5)
+    rank_axis(ax, ranked)
+    ax.set_ylabel(f"{measure} (bootstrap interval)")
+    save(fig, path)
+
+
+def wins_png(table: ScoreTable, measure: str, path: Path,
+             ranks: Mapping[str, int] | None = None) -> HeatGeometry:
+    """Run x run heat map of the row run's win rate against the column run (blank: they never
+    met); returns the geometry it was drawn at."""
+    ranked = ranks_of(table, ranks)
+    wins = matrix_of(table)
+    geometry = heatmap_geometry(len(ranked), len(ranked), 4)
+    fig, (ax,) = figure(width=geometry.width_in, height=geometry.height_in)
+    grid = [[wins.get((r, c), math.nan) for _, c in ranked] for _, r in ranked]
+    image: Any = ScalarMappable(Normalize(vmin=0, vmax=1), "RdBu")
+    _draw_cells(ax, image, grid)
+    labels = [str(rank) for rank, _ in ranked]
+    ax.set_xticks(range(len(ranked)), labels, fontsize=geometry.label_pt, rotation=90)
+    ax.set_yticks(range(len(ranked)), labels, fontsize=geometry.label_pt)
+    ax.set_xlabel("opponent (leaderboard rank)")
+    ax.set_ylabel("run (leaderboard rank)")
+    fig.colorbar(image, ax=ax, label="win rate (a tie half)",
+                 fraction=min(0.15, 1.0 / geometry.width_in))
+    save(fig, path)
+    return geometry
+

@@ -1,0 +1,279 @@
+"""Pairwise battles, TREC RAG 2026's first evaluation (../shared/METHODS.md section 8): per
+narrative, two runs' answers side by side, blind, and the judge picks the better one or a tie.
+
+The judged unit is a battle, (topic, run A, run B) with run A < run B, not a (run, topic): the
+flow judges battles with `judge_battle` (methods/battles/step.py journals and resumes them by that
+triple) and scores them all at once (`run_level`: a Bradley-Terry fit is not a mean over
+topics). The prompt (prompts/battle_judge.*.jinja) follows MT-Bench's pairwise judge and shows
+no run id. Both presentation orders by default (`both_orders`): order 1 shows run A first,
+order 2 run B first; a verdict that flips with the order is a tie (MT-Bench's rule, counted as
+a flip); with one order, which run goes first is a seeded hash of the battle. A verdict that
+never parses is unjudged: the battle has no result (counted, never a tie).
+
+Judgment record: `{"qid", "run_a", "run_b", "narrative", "orders": [{"first": run shown as
+A, "verdict": "A"|"B"|"tie"|"unjudged", "error"?, "raw"?}], "result": "a"|"b"|"tie"|
+"unjudged", "flipped", "unjudged"}` (the last: orders whose verdict never parsed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
+from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats.records import validated
+from nuggetizer.interface.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
+from nuggetizer.interface.declare import check_choices, setting
+from nuggetizer.interface.registry import register
+from nuggetizer.labels import UNJUDGED
+from nuggetizer.measures.verdicts import SWAPPED
+from nuggetizer.methods.battles import measures as mb
+from nuggetizer.methods.battles.measures import POSITION, two_orders
+from nuggetizer.methods.battles.records import BattleJudgment
+from nuggetizer.methods.battles.report import BattlesPart
+from nuggetizer.parsing import ParseFailure, label_schema
+
+BATTLES_FILE = "battles.jsonl"  # the judgments file of `nuggetizer battles`, in its folder
+VERDICTS = ("A", "B", "tie")
+RESULTS = ("a", "b", "tie")
+SCHEMA = label_schema("verdict", VERDICTS)
+# MT-Bench's own verdict format, [[A]], [[B]] or [[C]] (a tie), read as well
+_WORD = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]|\"verdict\"\s*:\s*\"(A|B|tie)\"", re.I)
+_JSON_SPELLINGS = {"a": "A", "b": "B", "tie": "tie"}
+_MARKERS = {**_JSON_SPELLINGS, "c": "tie"}
+
+
+@dataclass(frozen=True)
+class BattlesConfig:
+    """How battles are judged and ranked."""
+
+    both_orders: bool = setting(True, "judge each battle in both presentation orders; a "
+                                "verdict that flips is a tie (MT-Bench)")
+    documents: bool = setting(False, "show the texts of the passages the answers cite "
+                              "(needs --corpus or report runs carrying `documents`)")
+    seed: int = setting(0, "seed of the presentation order (one order) and of the bootstrap")
+    ties: str = setting("half", "tie rule of the Bradley-Terry fit: half a win to each side, "
+                        "or Davidson's model", choices=("half", "davidson"))
+    rounds: int = setting(200, "bootstrap rounds (resampling topics) of the score intervals")
+    level: float = setting(0.95, "confidence level of the score intervals")
+    reasks: int = setting(DEFAULT_REASKS, "re-asks of a verdict that does not parse")
+
+    def __post_init__(self) -> None:
+        check_choices(self)
+        if not 0 < self.level < 1:
+            raise ValueError(f"setting level must be between 0 and 1, got {self.level}")
+
+
+@dataclass
+class Battle:
+    """One battle to judge: a topic's narrative and two runs' answers (run A's id sorts
+    first)."""
+
+    qid: str
+    narrative: str
+    a: Target
+    b: Target
+    documents: list[dict[str, str]] = field(default_factory=list)  # cited passages, labelled
+
+    @property
+    def key(self) -> str:
+        return battle_key(self.qid, self.a.run_id, self.b.run_id)
+
+
+def is_battles(path: Path) -> bool:
+    """Whether `path` is battle judgments: a battles.jsonl, or a folder holding one."""
+    return path.name == BATTLES_FILE or (path / BATTLES_FILE).is_file()
+
+
+def battle_key(qid: str, run_a: str, run_b: str) -> str:
+    """The resume key of a battle."""
+    return f"{qid}\t{run_a}\t{run_b}"
+
+
+def parse_verdict(text: str) -> str:
+    """A, B or tie from an answer: `{"verdict": ...}`, else MT-Bench's [[A]]/[[B]]/[[C]];
+    ParseFailure otherwise (never read as a tie)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        value = value.get("verdict")
+    if isinstance(value, str) and value.strip().lower() in _JSON_SPELLINGS:
+        return _JSON_SPELLINGS[value.strip().lower()]
+    match = _WORD.search(text or "")
+    if match:
+        return _MARKERS[(match.group(1) or match.group(2)).lower()]
+    raise ParseFailure('no verdict found: answer {"verdict": "A"}, {"verdict": "B"} or '
+                       '{"verdict": "tie"}')
+
+
+def cited_documents(a: Target, b: Target) -> list[dict[str, str]]:
+    """The passages the two answers cite (when read: `--set documents=true`), labelled by
+    their ids, never by run."""
+    seen: dict[str, str] = {}
+    for target in (a, b):
+        for docid, segment in target.cited.items():
+            seen.setdefault(docid, f"{segment.title}. {segment.text}" if segment.title
+                            else segment.text)
+    return [{"label": docid, "text": text} for docid, text in seen.items()]
+
+
+def render_answer(target: Target) -> str:
+    """An answer as the judge reads it: its sentences with their citations as in the run
+    ("[0]", "[1]" ...), on one line each; the answer text when it has no sentences."""
+    if not target.sentences:
+        return target.answer or ""
+    return "\n".join(s.text.strip() + "".join(f" [{c}]" for c in s.citations)
+                     for s in target.sentences)
+
+
+def first_shown(seed: int, key: str) -> str:
+    """Which side ("a" or "b") is shown first when a battle is judged in one order: a seeded
+    hash of the battle, so a rerun shows the same order."""
+    digest = hashlib.sha256(f"{seed}\x1f{key}".encode()).digest()
+    return "a" if digest[0] % 2 == 0 else "b"
+
+
+@register
+class BattlesMethod(AnswerKeyMethod):
+    """Blind pairwise battles between runs' answers, ranked by Bradley-Terry."""
+
+    name = "battles"
+    prompts = ("battle_judge",)
+    declared = mb.DECLARED
+    primary = "bt_score"
+    targets = ("answer",)  # answers, judged in pairs (a Target and its `opponent`)
+    config_type = BattlesConfig
+    judgments_dir = "battles"
+    needs_key = False
+    scores_without_key = True
+    run_level = True
+
+    @classmethod
+    def holds(cls, path: Path) -> bool:
+        return is_battles(path)
+
+    def report_part(self, runs: Collection[str] | None) -> BattlesPart:
+        return BattlesPart(runs)
+
+    def orders(self, battle: Battle) -> list[str]:
+        """The side shown first in each order judged."""
+        if self.config.both_orders:
+            return ["a", "b"]
+        return [first_shown(self.config.seed, battle.key)]
+
+    def messages(self, battle: Battle, first: str) -> tuple[tuple[str, str], ...]:
+        """The prompt of one order: no run id anywhere in it."""
+        shown = (battle.a, battle.b) if first == "a" else (battle.b, battle.a)
+        return self.prompt("battle_judge").render(
+            narrative=battle.narrative, answer_a=render_answer(shown[0]),
+            answer_b=render_answer(shown[1]),
+            documents=battle.documents if self.config.documents else [])
+
+    async def judge(self, assessor: Assessor, key: Any, target: Target) -> Outcome:
+        """The battle of `target` against its `opponent` (the pair target; run A is the one
+        whose id sorts first), on the narrative `key` (else the run's own topic text)."""
+        if target.opponent is None:
+            raise ConfigError(f"{target.where}: --method battles judges pairs of answers: run "
+                              "`nuggetizer battles`")
+        a, b = sorted((target, target.opponent), key=lambda t: t.run_id)
+        return await self.judge_battle(assessor, Battle(
+            target.qid, str(key or a.query or b.query), a, b, cited_documents(a, b)))
+
+    async def judge_battle(self, assessor: Assessor, battle: Battle) -> Outcome:
+        """The judgment record of one battle, every order asked concurrently."""
+        async def one(first: str) -> dict[str, Any]:
+            parsed = await assessor.ask(self.messages(battle, first), parse_verdict,
+                                        schema=SCHEMA, max_tokens=16,
+                                        reasks=self.config.reasks)
+            order: dict[str, Any] = {"first": battle.a.run_id if first == "a"
+                                     else battle.b.run_id, "verdict": parsed.value or UNJUDGED}
+            if parsed.value is None:
+                order["error"] = parsed.error
+                order.update(parsed.kept())
+            return order
+
+        orders = list(await asyncio.gather(*(one(f) for f in self.orders(battle))))
+        record: dict[str, Any] = {"qid": battle.qid, "run_a": battle.a.run_id,
+                                  "run_b": battle.b.run_id,
+                  "narrative": battle.narrative, "orders": orders}
+        record.update(outcome(record))
+        return Outcome(record, record["unjudged"])
+
+    # --- records at the file edge ----------------------------------------------------------
+
+    def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
+                        ) -> dict[str, Any]:
+        """A battle line, checked: its ids, orders and verdicts; `result` recomputed from
+        them (so a hand-edited verdict decides)."""
+        validated(BattleJudgment, obj, path, line)
+        obj["qid"], obj["run_a"], obj["run_b"] = map(str, (obj["qid"], obj["run_a"],
+                                                           obj["run_b"]))
+        if obj["run_a"] == obj["run_b"]:
+            raise InputError(path, line, f"run {obj['run_a']!r} battles itself")
+        orders = obj["orders"]
+        firsts = [str(o["first"]) for o in orders]
+        if len(orders) == 2 and set(firsts) != {obj["run_a"], obj["run_b"]}:
+            raise InputError(path, line, "'orders' holds one order, or two: one with each run "
+                             "shown first")
+        for k, order in enumerate(orders):
+            verdict = order.get("verdict")
+            if firsts[k] not in (obj["run_a"], obj["run_b"]):
+                raise InputError(path, line, f"orders[{k}].first must be run_a or run_b")
+            if verdict in VERDICTS or verdict == UNJUDGED:
+                continue
+            if not lenient:
+                raise InputError(path, line, f"orders[{k}] has verdict {verdict!r}, not one of "
+                                 f"{', '.join(VERDICTS)} or {UNJUDGED} (--lenient records it "
+                                 "unjudged)")
+            order["verdict"], order["reason"] = UNJUDGED, f"off-menu verdict {verdict!r}"
+        obj.update(outcome(obj))
+        return obj
+
+    def judgment_ids(self, judgment: Any) -> tuple[str, str]:
+        """(the pair `run_a vs run_b`, topic): one judgment per battle."""
+        return f"{judgment['run_a']} vs {judgment['run_b']}", judgment["qid"]
+
+    def unjudged(self, judgment: Mapping[str, Any]) -> Counter[str]:
+        """Orders whose verdict never parsed."""
+        return Counter({"verdicts": int(judgment.get("unjudged") or 0)})
+
+    def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
+        """A battle without a result (no order's verdict parsed): its pair of answers is
+        left out and counted as one ("answers with nothing judged"), never a tie."""
+        return "answer" if judgment.get("result") == UNJUDGED else None
+
+    def score(self, key: Any, judgment: Any, pool: Sequence[Any]) -> dict[str, float]:
+        raise ConfigError("battles are scored all at once (score_runs)")
+
+    def score_runs(self, judged: Sequence[Judged], topics: Sequence[str]) -> RunScores:
+        cfg: BattlesConfig = self.config
+        return mb.run_scores([j.record for j in judged], ties=cfg.ties, rounds=cfg.rounds,
+                             seed=cfg.seed, level=cfg.level)
+
+
+def outcome(record: Mapping[str, Any]) -> dict[str, Any]:
+    """`result`, `flipped` and `unjudged` of a battle from its orders' verdicts: one order's
+    verdict mapped to the run it names; two orders reconciled by MT-Bench's rule
+    (measures/verdicts.py: a verdict that changes with the order is a tie and a flip; a
+    missing one leaves the battle unjudged, never a tie)."""
+    orders = record["orders"]
+    unjudged = sum(1 for o in orders if o["verdict"] not in VERDICTS)
+    if len(orders) == 1:
+        verdict = POSITION.get(orders[0]["verdict"])
+        first_is_a = orders[0]["first"] == record["run_a"]
+        result = verdict if verdict in (None, "tie") or first_is_a else SWAPPED[verdict]
+        return {"result": result or UNJUDGED, "flipped": False, "unjudged": unjudged}
+    both = two_orders(record)
+    reconciled = both.verdict()
+    return {"result": reconciled.result if reconciled else UNJUDGED,
+            "flipped": bool(both.flipped()), "unjudged": unjudged}

@@ -1,0 +1,33 @@
+"""The battles method's part of `nuggetizer report`: each run's Bradley-Terry score with its
+bootstrap interval and the run-against-run win-rate heat map (drawn by
+methods/battles/figures.py), the generic figures of the win rate per topic, and a first line
+that counts battles rather than unjudged items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nuggetizer.interface.report_part import Plot, ReportPart
+
+FIGURES = "nuggetizer.methods.battles.figures"
+SCORES_FIGURE = "battle_scores.png"
+WINS_FIGURE = "battle_wins.png"
+
+
+class BattlesPart(ReportPart):
+    """The report's battles: their figures and their count."""
+
+    items = "battles"
+    drawn = ("win_rate",)  # a topic's Bradley-Terry score is the run's: no per-topic spread
+    plots = (
+        Plot(SCORES_FIGURE, "bt_score", "Bradley-Terry scores with bootstrap intervals",
+             f"{FIGURES}:scores_png"),
+        Plot(WINS_FIGURE, "win_rate", "Pairwise win rates: run (row) against opponent",
+             f"{FIGURES}:wins_png"),
+    )
+
+    def summary(self, table: Any) -> str:
+        # each battle counts once for each of its two runs
+        played = sum(int(m["battles"]) for m in table.means.values()) // 2
+        return (f"{len(table.means)} runs, {len(table.topics)} topics, {played} battles with "
+                "a result (blind, pairwise; README: Pairwise battles).")

@@ -1,0 +1,289 @@
+"""AutoNuggetizer, the TREC 2024 RAG Track's nugget evaluation: iterative creation, importance
+labels, listwise assignment (the steps: methods/nuggets/steps.py), as an answer-key method."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.assessors.base import Assessor
+from nuggetizer.errors import ConfigError
+from nuggetizer.formats.assessments import (
+    MISSING,
+    align_with_key,
+    assessment_record,
+    iter_assessments,
+    keep_key_extras,
+    parse_assessment,
+)
+from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
+from nuggetizer.formats.nuggets import extras_record, nuggets_record, parse_nugget_list
+from nuggetizer.formats.sheets import assignment_sheets, read_assignment_sheets
+from nuggetizer.interface.base import (
+    AnswerKeyMethod,
+    Checked,
+    Judged,
+    KeyInput,
+    Outcome,
+    Target,
+)
+from nuggetizer.interface.registry import register
+from nuggetizer.labels import UNJUDGED
+from nuggetizer.measures.nuggets import (
+    DECLARED,
+    answer_length,
+    answer_scores,
+    nugget_scores,
+    text_length,
+)
+from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
+from nuggetizer.methods.nuggets.mapping import map_sub_narratives
+from nuggetizer.methods.nuggets.report import Gaps
+from nuggetizer.methods.nuggets.steps import (
+    MAPPING_PROMPT,
+    PROMPTS,
+    NuggetConfig,
+    assign_nuggets,
+    create_nuggets,
+)
+from nuggetizer.types import AssessedNugget, Assessment, Nugget, NuggetList, Sentence
+
+_NONE_UNJUDGED: Counter[str] = Counter()
+
+
+@register
+class NuggetsMethod(AnswerKeyMethod):
+    """AutoNuggetizer (TREC 2024 RAG Track): nuggets from judged passages, importance labels,
+    listwise assignment of each nugget to an answer.
+
+    The answer-key interface (interface/base.py) over the functions above; its records are a
+    NuggetList per topic and an Assessment per (run, topic) (formats/nuggets.py,
+    formats/assessments.py)."""
+
+    name = "nuggets"
+    prompts = PROMPTS
+    declared = (*DECLARED, *SUB_NARRATIVE_DECLARED)  # the latter for keys with sub-narratives
+    primary = "V_strict"
+    targets = ("answer",)
+    config_type = NuggetConfig
+    key_needs = frozenset({"qrels", "corpus"})
+    key_file = "nuggets.jsonl"
+    judgments_dir = "assessments"
+    scores_without_key = True
+    skip_without_documents = True
+
+    # where the sub-narratives the nuggets are mapped to came from (None: not mapped)
+    sub_narrative_source: dict[str, str] | None = None
+
+    def take_sub_narratives(self, source: Mapping[str, str]) -> None:
+        self.sub_narrative_source = dict(source)
+
+    def unrendered_key_calls(self, inputs: Sequence[KeyInput]) -> int:
+        """Importance labelling (not rendered in a dry run), and the mapping to sub-narratives
+        of the inputs that carry them: one call per importance batch's worth of nuggets."""
+        config = self.config
+        batches = math.ceil(config.max_nuggets / max(1, config.label_batch))
+        mapped = sum(1 for i in inputs if i.sub_narratives)
+        return (len(inputs) if config.label else 0) * batches + mapped * batches
+
+    def used_prompts(self) -> tuple[str, ...]:
+        if self.sub_narrative_source is None:
+            return tuple(p for p in self.prompts if p != MAPPING_PROMPT)
+        return self.prompts
+
+    def settings(self) -> dict[str, Any]:
+        found = super().settings()
+        if self.sub_narrative_source is not None:
+            found["sub_narratives"] = dict(self.sub_narrative_source)
+        return found
+
+    def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
+                   ) -> NuggetList:
+        return parse_nugget_list(obj, path, line, lenient=lenient)
+
+    def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
+                        ) -> Assessment:
+        return parse_assessment(obj, path, line, lenient=lenient)
+
+    def judgment_ids(self, judgment: Assessment) -> tuple[str, str]:
+        return judgment.run_id, judgment.qid
+
+    def read_judged(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
+        for number, assessment in iter_assessments(path, lenient=lenient):
+            yield Judged(assessment.run_id, assessment.qid, assessment, path, number)
+
+    def read_scored(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
+        """Lines exactly as `assign` writes them as LabelRow columns, the others as
+        Assessments (formats/assessments.py `iter_label_rows`)."""
+        for number, record in iter_label_rows(path, lenient=lenient):
+            yield Judged(record.run_id, record.qid, record, path, number)
+
+    async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
+        result = await create_nuggets(assessor, item.qid, item.query, item.documents,
+                                      self.config)
+        if item.sub_narratives and result.nuggets.nuggets:
+            result.unparsed += await map_sub_narratives(
+                assessor, item.query, result.nuggets.nuggets, item.sub_narratives, self.config)
+        record = nuggets_record(result.nuggets)
+        if result.unparsed:
+            record["unparsed"] = [u.record() for u in result.unparsed]
+        problems = len(result.unparsed) + sum(
+            1 for n in result.nuggets.nuggets if n.importance == UNJUDGED)
+        return Outcome(record, problems)
+
+    async def judge(self, assessor: Assessor, key: NuggetList, target: Target) -> Outcome:
+        # a plain-text answer (a report's) is judged as one sentence
+        answer = target if target.sentences else \
+            dataclasses.replace(target, sentences=[Sentence(text=target.answer or "")])
+        assessment = await assign_nuggets(assessor, key, answer, self.length(target),
+                                          self.config)
+        return Outcome(assessment_record(assessment),
+                       sum(1 for n in assessment.nuggets if n.assignment == UNJUDGED))
+
+    @staticmethod
+    def length(target: Target) -> int:
+        """L of a target's answer (words, trimmed at 400 by dropping trailing sentences):
+        the target's own `length` when it gives one, else counted from its sentences."""
+        if target.length is not None:
+            return target.length
+        return answer_length([s.text for s in target.sentences])
+
+    def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
+              ) -> dict[str, float]:
+        if isinstance(judgment, LabelRow):
+            scores = answer_scores(judgment.importance, judgment.assignment)
+            # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
+            # are the key's (none mapped, or no key: no coverage to compute)
+            mapped = self._keyed(key)[2] if key is not None else None
+            labelled: Iterable[tuple[str | None, str, str]] = zip(
+                mapped, judgment.importance, judgment.assignment) if mapped else ()
+        else:
+            scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
+            labelled = ((n.mapped_sub_narrative, n.importance, n.assignment)
+                        for n in judgment.nuggets)
+        length = judgment.length
+        if length is None or judgment.stated_length:  # L from the text, never self-reported
+            length = text_length(judgment.answer_text)
+        scores["L"] = float(length)
+        scores.update(sub_narrative_coverage(labelled))
+        return scores
+
+    def nothing_judged(self, judgment: Assessment | LabelRow) -> str | None:
+        """An answer whose every nugget stayed unassigned: no score from it."""
+        if isinstance(judgment, LabelRow):
+            labels = judgment.assignment
+            return "answer" if labels and labels.count(UNJUDGED) == len(labels) else None
+        labels = [n.assignment for n in judgment.nuggets]
+        return "answer" if labels and all(a == UNJUDGED for a in labels) else None
+
+    def unjudged(self, judgment: Assessment) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for n in judgment.nuggets:
+            if n.assignment == UNJUDGED:
+                counts["missing" if n.raw == MISSING else "assignment"] += 1
+            if n.importance == UNJUDGED:
+                counts["importance"] += 1
+        return counts
+
+    def report_part(self, runs: Collection[str] | None) -> Gaps:
+        """The report's list of the nuggets no run supported (methods/nuggets/report.py)."""
+        return Gaps(runs)
+
+    # --- sheets (formats/sheets.py) --------------------------------------------------------
+
+    sheet_hint = "fill assignment with support, partial_support or not_support"
+
+    def blank_judgment(self, key: NuggetList, target: Target) -> Assessment:
+        return Assessment(
+            run_id=target.run_id, qid=target.qid, query=key.query,
+            answer_text=target.answer or "", length=self.length(target),
+            nuggets=[AssessedNugget(text=n.text, importance=n.importance, assignment=UNJUDGED,
+                                    **extras_record(n)) for n in key.nuggets])
+
+    def sheets(self, judgments: Sequence[Assessment], comment: str) -> dict[str, str]:
+        return assignment_sheets(judgments, comment)
+
+    def read_sheets(self, paths: Sequence[Path], keys: Mapping[str, Any] | None,
+                    allow_blank: bool) -> dict[str, list[dict[str, Any]]]:
+        if keys is None:
+            raise ConfigError("--method nuggets: give --nuggets, the nuggets the sheets were "
+                              "made from")
+        queries = {q: nl.query for q, nl in keys.items()}
+        by_run = read_assignment_sheets(paths, queries, allow_blank=allow_blank)
+        for assessment in (a for items in by_run.values() for a in items):
+            keep_key_extras(assessment, keys[assessment.qid])
+        return {run: [assessment_record(a) for a in items] for run, items in by_run.items()}
+
+    def _keyed(self, key: NuggetList) -> tuple[list[str], list[str], list[str | None] | None]:
+        """The key's nugget texts, importance labels and sub-narratives (None when no nugget
+        is mapped to one), made once per key (the last key's at hand: judgments come by
+        topic, two asks each)."""
+        held = self.__dict__.get("_last_key")
+        if held is not None and held[0] is key:
+            return held[1], held[2], held[3]
+        cache: dict[int, tuple[NuggetList, list[str], list[str], list[str | None] | None]] = \
+            self.__dict__.setdefault("_key_columns", {})
+        held = cache.get(id(key))
+        if held is None or held[0] is not key:
+            mapped = [n.mapped_sub_narrative for n in key.nuggets]
+            held = cache[id(key)] = (key, [n.text for n in key.nuggets],
+                                     [n.importance for n in key.nuggets],
+                                     mapped if any(m is not None for m in mapped) else None)
+        self.__dict__["_last_key"] = held
+        return held[1], held[2], held[3]
+
+    def _check_row(self, key: NuggetList | None, judged: Judged, row: LabelRow
+                   ) -> Checked | None:
+        """`check` of a LabelRow on whole columns: None when its nuggets differ from the key's
+        (texts or importance labels), for the Assessment path to resolve and note."""
+        if key is not None and (row.texts, row.importance) != self._keyed(key)[:2]:
+            return None
+        counts = _NONE_UNJUDGED  # shared, never changed: most answers have none
+        if UNJUDGED in row.importance or UNJUDGED in row.assignment:
+            counts = +Counter(importance=row.importance.count(UNJUDGED),
+                              assignment=row.assignment.count(UNJUDGED))
+        warning = None if "vital" in row.importance else f"topic {judged.qid} has no vital " \
+            "nugget: its V and V_strict are 0"
+        return Checked(counts, [], warning)
+
+    def check(self, key: NuggetList | None, judged: Judged, lenient: bool) -> Checked:
+        """The assessment aligned with its key (formats/assessments.py `align_with_key`; the
+        key's importance wins, noted), its unjudged items and its topic's warning, in one pass
+        over the nuggets: this runs once per judged answer, 45,000 times for 150 runs. A
+        LabelRow that agrees with its key is checked on whole columns; one that does not
+        becomes its Assessment (`judged.record`) and is checked as one."""
+        if type(judged.record) is LabelRow:
+            checked = self._check_row(key, judged, judged.record)
+            if checked is not None:
+                return checked
+            judged.record = judged.record.assessment()
+        assessment: Assessment = judged.record
+        notes: list[str] = []
+        if key is not None and [n.text for n in assessment.nuggets] != self._keyed(key)[0]:
+            notes += align_with_key(assessment, key, judged.path, judged.line, lenient)
+        counts: Counter[str] = Counter()
+        vital = False
+        keyed: Sequence[Nugget | AssessedNugget] = \
+            key.nuggets if key is not None else assessment.nuggets
+        for nugget, keyed_nugget in zip(assessment.nuggets, keyed):
+            importance = keyed_nugget.importance
+            if nugget.importance != importance:
+                notes.append(f"{judged.path}:{judged.line}: run {judged.run_id!r} topic "
+                             f"{judged.qid!r}: nugget {nugget.text!r} is {nugget.importance} "
+                             f"here but {importance} in the key (the key's is used)")
+                nugget.importance = importance
+            if keyed_nugget.mapped_sub_narrative is not None:  # the key's mapping wins too
+                nugget.mapped_sub_narrative = keyed_nugget.mapped_sub_narrative
+            if importance == "vital":
+                vital = True
+            elif importance == UNJUDGED:
+                counts["importance"] += 1
+            if nugget.assignment == UNJUDGED:
+                counts["missing" if nugget.raw == MISSING else "assignment"] += 1
+        warning = None if vital else f"topic {judged.qid} has no vital nugget: its V and " \
+            "V_strict are 0"
+        return Checked(counts, notes, warning)

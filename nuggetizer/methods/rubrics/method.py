@@ -1,0 +1,178 @@
+"""Rubric scoring, ResearchRubrics (Sharma et al., arXiv 2511.07685; ../shared/METHODS.md
+section 8): each topic comes with expert-written criteria, each with a weight (negative weights
+mark failure modes) and an axis; an answer is graded on every criterion and scored
+
+    Compliance Score = Σ(weight × score) / Σ(positive weights)
+
+with "Binary grading: Satisfied = 1.0, Not Satisfied = 0.0" and negative-weight criteria
+excluded from the denominator (the paper's released evaluation code,
+https://github.com/scaleapi/researchrubrics, README "Calculating Compliance Scores" and
+src/calculate_metrics/calculate_compliance_score.py; see nuggetizer/measures/rubrics.py).
+
+The key is the rubrics file itself (`research-rubrics-dev-rubrics.jsonl`: `{"qid", "rubrics":
+[{"criterion", "weight", "axis"}], ...}`), given as `--key`; there is nothing to build. Grading
+is pointwise, one (answer, criterion) per call, as the release grades them; the verdict comes as
+JSON under a schema with the closed menu Satisfied / Not Satisfied, so an answer off the menu is
+re-asked and then left unjudged (kept raw, counted), never scored.
+
+Judgment record: `{"run_id", "qid", "answer_text", "criteria": [{"criterion", "weight", "axis",
+"label", "error"?, "raw"?}], "unjudged"}`; label satisfied / not_satisfied / unjudged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.untrusted import inline
+from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats.records import validated
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.interface.declare import check_choices, setting
+from nuggetizer.interface.registry import register
+from nuggetizer.labels import UNJUDGED
+from nuggetizer.measures import rubrics as mr
+from nuggetizer.methods.rubrics.records import RubricsJudgment, RubricsKey
+from nuggetizer.methods.rubrics.sheets import read_rubric_sheets, rubric_sheets
+from nuggetizer.parsing import json_label, label_schema, normalise_label
+
+# the release's verdict spellings, on each scale
+VERDICTS = {"binary": ("Satisfied", "Not Satisfied"),
+            "ternary": ("Satisfied", "Partially Satisfied", "Not Satisfied")}
+SCHEMAS = {grading: label_schema("verdict", menu) for grading, menu in VERDICTS.items()}
+SCHEMA = SCHEMAS["binary"]  # the default scale's
+_WORD = re.compile(r"\b(not[\s_-]*satisfied|unsatisfied|partially[\s_-]*satisfied|satisfied)\b",
+                   re.I)
+
+
+def grade_label(text: str, grading: str = "binary") -> str | None:
+    """`satisfied` / `not_satisfied` (/ `partially_satisfied`, ternary) for a verdict as written
+    (any case or separator); None for one off the scale's menu."""
+    label = normalise_label(text)
+    if label == "unsatisfied":
+        return "not_satisfied"
+    return label if label in mr.SCALES[grading] else None
+
+
+def parse_verdict(text: str, grading: str = "binary") -> str:
+    """The label of an answer: `{"verdict": ...}`, else the first verdict word; ParseFailure."""
+    menu = " or ".join(f'{{"verdict": "{v}"}}' for v in VERDICTS[grading])
+    return json_label(text, "verdict", lambda t: grade_label(t, grading), _WORD, menu)
+
+
+@dataclass(frozen=True)
+class RubricsConfig:
+    """How criteria are graded: on the release's binary scale or the paper's graders'
+    ternary one (measures/rubrics.py), and how often an off-menu verdict is asked again."""
+
+    grading: str = setting("binary", "binary: Satisfied / Not Satisfied (the release's "
+                           "compliance score); ternary: Partially Satisfied too, worth half "
+                           "(the release's final score)", choices=("binary", "ternary"))
+    reasks: int = reasks_setting()
+
+    def __post_init__(self) -> None:
+        check_choices(self)
+
+
+@register
+class RubricsMethod(AnswerKeyMethod):
+    """ResearchRubrics: weighted criteria graded Satisfied / Not Satisfied; compliance score."""
+
+    name = "rubrics"
+    prompts = ("rubrics_grade",)
+    declared = mr.DECLARED
+    primary = "compliance"
+    targets = ("answer",)
+    config_type = RubricsConfig
+    key_file = "rubrics.jsonl"
+    judgments_dir = "rubrics"
+    sheet_hint = ("fill label with satisfied, partially_satisfied (ternary grading) or "
+                  "not_satisfied (S, PS, NS); a negative weight marks "
+                  "a failure mode, satisfied when the answer shows it; unjudged where it cannot "
+                  "be judged")
+
+    def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
+                   ) -> dict[str, Any]:
+        """A rubrics line: `qid` and its criteria (`query`/`prompt` kept when present)."""
+        validated(RubricsKey, obj, path, line)
+        obj.setdefault("query", str(obj.get("prompt") or ""))
+        return obj
+
+    async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
+        raise ConfigError("--method rubrics: the rubrics are given, nothing to build; pass the "
+                          "rubrics file (e.g. research-rubrics-dev-rubrics.jsonl) to assign and "
+                          "score as --key")
+
+    def _record(self, key: Mapping[str, Any], target: Target, labels: Sequence[str]
+                ) -> dict[str, Any]:
+        criteria = [{"criterion": c["criterion"], "weight": c["weight"],
+                     "axis": c.get("axis", ""), "label": label}
+                    for c, label in zip(key["rubrics"], labels, strict=True)]
+        return {"run_id": target.run_id, "qid": target.qid, "answer_text": target.answer or "",
+                "criteria": criteria, "unjudged": labels.count(UNJUDGED)}
+
+    async def judge(self, assessor: Assessor, key: Mapping[str, Any], target: Target
+                    ) -> Outcome:
+        cfg: RubricsConfig = self.config
+        prompt = self.prompt("rubrics_grade")
+        document = inline(target.answer or "")
+        results = await asyncio.gather(*(
+            assessor.ask(prompt.render(document=document, criterion=c["criterion"],
+                                       axis=c.get("axis", ""), weight=c["weight"],
+                                       ternary=cfg.grading == "ternary"),
+                         lambda text: parse_verdict(text, cfg.grading),
+                         schema=SCHEMAS[cfg.grading], max_tokens=24, reasks=cfg.reasks)
+            for c in key["rubrics"]))
+        record = self._record(key, target, [r.value or UNJUDGED for r in results])
+        for entry, parsed in zip(record["criteria"], results, strict=True):
+            if parsed.value is None:
+                entry["error"] = parsed.error
+                entry.update(parsed.kept())
+        return Outcome(record, record["unjudged"])
+
+    def blank_judgment(self, key: Mapping[str, Any], target: Target) -> dict[str, Any]:
+        return self._record(key, target, [UNJUDGED] * len(key["rubrics"]))
+
+    def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
+                        ) -> dict[str, Any]:
+        """A judgment line, checked: its criteria and each one's label (an off-menu label is an
+        error, or under `lenient` unjudged with the reason)."""
+        validated(RubricsJudgment, obj, path, line)
+        for k, item in enumerate(obj["criteria"]):
+            label = item.get("label")
+            if label in mr.LABELS or label == UNJUDGED:
+                continue
+            if not lenient:
+                raise InputError(path, line, f"criteria[{k}] has label {label!r}, not one of "
+                                 f"{', '.join(mr.LABELS)} or {UNJUDGED} (--lenient records it "
+                                 "unjudged)")
+            item["label"], item["reason"] = UNJUDGED, f"off-menu label {label!r}"
+        return obj
+
+    def unjudged(self, judgment: Mapping[str, Any]) -> Counter[str]:
+        return Counter({"criteria": sum(1 for c in judgment["criteria"]
+                                        if c["label"] == UNJUDGED)})
+
+    def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
+        """An answer whose every criterion stayed unjudged: no score (not a 0)."""
+        labels = [c["label"] for c in judgment["criteria"]]
+        return "answer" if labels and all(label == UNJUDGED for label in labels) else None
+
+    def score(self, key: Any, judgment: Mapping[str, Any], pool: Sequence[Any]
+              ) -> dict[str, float]:
+        return {"compliance": mr.compliance(((c["weight"], c["label"])
+                                             for c in judgment["criteria"]),
+                                            self.config.grading)}
+
+    def sheets(self, judgments: Sequence[Any], comment: str) -> dict[str, str]:
+        return rubric_sheets(judgments, comment)
+
+    def read_sheets(self, paths: Sequence[Path], keys: Mapping[str, Any] | None,
+                    allow_blank: bool) -> dict[str, list[dict[str, Any]]]:
+        return read_rubric_sheets(paths, keys, allow_blank=allow_blank)

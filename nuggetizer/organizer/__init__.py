@@ -1,1 +1,0 @@
-"""The organizer's tools: validation, sheets for humans, agreement, significance, report."""

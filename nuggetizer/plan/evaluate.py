@@ -1,0 +1,196 @@
+"""`evaluate --track`: what each method of a track needs, read and checked before any LLM call,
+and the whole evaluation as one plan that any executor runs (run/execute.py): each method's
+keys (graded then built, built, or the track's) and judgments, then each method's scores, then
+every measure side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import click
+
+from nuggetizer.errors import ConfigError
+from nuggetizer.formats.topics import read_topics
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
+from nuggetizer.interface.registry import make_method
+from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan
+from nuggetizer.plan.score import TABLES, combine_stage, score_stage
+from nuggetizer.plan.sources import (
+    key_inputs_for,
+    make_targets,
+    restrict_inputs,
+    restrict_targets,
+    track_grading,
+)
+from nuggetizer.plan.steps import assign_stage, key_stage
+from nuggetizer.plan.track import Track
+from nuggetizer.run.progress import Summary
+from nuggetizer.run.stages import Plan
+from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.scoring.files import ScoreFiles, ScoreScope
+
+
+@dataclass
+class TrackMethod:
+    """One method of a track's evaluation: where its key and judgments go, what it judges."""
+
+    method: AnswerKeyMethod
+    base: Path
+    targets: dict[str, dict[str, Target]]
+    key: Path | None
+    judged: Path
+    inputs: list[KeyInput] = field(default_factory=list)
+    skipped: int = 0
+
+
+def track_method(config: Track, name: str, base: Path, several: bool, only: set[str] | None
+                 ) -> TrackMethod:
+    """Read and check what one method of the track needs before any LLM call. With several
+    methods, each judges the runs of the kinds it judges (answers, retrieval contexts)."""
+    method = make_method(name, config.settings(name))
+    runs, retrieval = config.runs, config.retrieval_runs
+    if several:
+        runs = runs if "answer" in method.targets else []
+        retrieval = retrieval if "context" in method.targets else []
+    targets = restrict_targets(make_targets(method, runs, retrieval, config.corpus,
+                                            config.depth, config.allow_missing, "auto",
+                                            config.topics), only)
+    keyless, given = not method.needs_key, config.key_of(method.name)
+    if keyless and given is not None and not several:
+        raise ConfigError(f"track {config.name}: method {method.name} judges without an answer "
+                          "key: leave out `key`")
+    key = None if keyless else given or base / method.key_file
+    plan = TrackMethod(method, base, targets, key, base / method.judgments_dir)
+    if given is None and not keyless and config.relevance is None:
+        inputs, skipped = key_inputs_for(
+            method, topics=config.topics, qrels=config.qrels, corpus=config.corpus,
+            docs_runs=config.docs_runs, depth=config.depth)
+        plan.inputs, plan.skipped = restrict_inputs(
+            inputs, skipped, only, list(read_topics(config.topics)) if only else None)
+    return plan
+
+
+def track_plan(config: Track, plan: TrackMethod, out: Path, only: set[str] | None) -> Plan:
+    """One method's stages: its keys (graded pool then built, or built, or the track's) and
+    its judgments; each says its summary when it ends, and a dry run their total."""
+    method, key, graded = plan.method, plan.key, config.relevance
+    given = config.key_of(method.name)
+    stages = []
+    if key is not None and given is None and graded is not None:
+        stages = grade_then_build_plan(
+            PoolSpec(config.topics, config.corpus, config.runs, config.retrieval_runs,
+                     graded.depth, graded.cited_only, config.qrels, graded.reasks,
+                     graded.allow_missing, track_grading(config), only),
+            KeySpec(method, track=config.name, need_keys=True,
+                    lower=f"min_grade = 0 in the track's [{method.name}] table",
+                    mapped=graded.map_sub_narratives),
+            out / "relevance.qrels", key).stages
+    elif key is not None and given is None:
+        stages = [key_stage(method, plan.inputs, key, skipped=plan.skipped, track=config.name)]
+    judge = assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
+                         plan.judged, config.name)
+    for stage in stages:
+        stage.name = f"{method.name}-{stage.name}"  # the batch state of each method apart
+    for stage in stages[-1:]:
+        stage.done = _say
+    judge.blocked = lambda: None if key is None or key.exists() else (
+        f"dry run assign: not counted: the answer key {key} is still to be built (run "
+        "nuggetize first, then evaluate --dry-run counts assign exactly)")
+    judge.name, judge.done = f"{method.name}-assign", _say
+    return Plan([*stages, judge], total="evaluate (total)")
+
+
+def _say(summary: Summary) -> None:
+    click.echo(summary.line(), err=True)
+
+
+def _keys(config: Track, method: AnswerKeyMethod, key: Path | None, only: set[str] | None
+          ) -> dict[str, Any] | None:
+    """The method's keys (of the chosen topics), None for a method that judges without."""
+    keys = method.read_keys(key, config.lenient) if key is not None else None
+    if keys is not None and only is not None:
+        keys = {q: k for q, k in keys.items() if q in only}
+    return keys
+
+
+class Shown(Protocol):
+    """What the command shows as the scoring stages end (the CLI's presenting)."""
+
+    def scoring(self, method: AnswerKeyMethod) -> None: ...
+
+    def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None: ...
+
+    def combined(self, names: list[str], table: ScoreTable) -> None: ...
+
+
+@dataclass
+class Evaluation:
+    """`evaluate`'s plan, and what its stages hand back as they end: each method's judging
+    summary and score table, and the combined board (several methods)."""
+
+    methods: list[TrackMethod]
+    plan: Plan = field(default_factory=lambda: Plan(total="evaluate (total)"))
+    summaries: list[Summary] = field(default_factory=list)
+    tables: list[ScoreTable] = field(default_factory=list)
+    board: ScoreTable | None = None
+
+    @property
+    def table(self) -> ScoreTable:
+        """The leaderboard the evaluation ends with: the combined one, else the method's."""
+        return self.board if self.board is not None else self.tables[0]
+
+
+def evaluate_plan(config: Track, methods: list[TrackMethod], out: Path, only: set[str] | None,
+                  shown: Shown) -> Evaluation:
+    """Every stage of `evaluate`: each method's LLM stages (track_plan), then each method's
+    scores into BASE/leaderboard.tsv and BASE/per_topic.tsv, then, with several methods,
+    every measure side by side in OUT/."""
+    evaluation = Evaluation(methods)
+    stages = evaluation.plan.stages
+    for one in methods:
+        step = track_plan(config, one, out, only)
+        step.stages[-1].done = _then(step.stages[-1].done, evaluation.summaries.append)
+        stages += step.stages
+    for one in methods:
+        scope = ScoreScope(one.key, config.topics if one.key is None else None, only,
+                           config.lenient)
+        files = ScoreFiles(one.base / TABLES[0], one.base / TABLES[1])
+        stages.append(score_stage(
+            one.method, [one.judged], scope, files,
+            done=_then(evaluation.tables.append, _scored(shown, one.method)),
+            begin=_beginning(shown, one.method)))
+    if len(methods) > 1:
+        names = [one.method.name for one in methods]
+        inputs = [config.topics] + [one.base / name for one in methods for name in TABLES]
+
+        def board(table: ScoreTable) -> None:
+            evaluation.board = table
+            shown.combined(names, table)
+
+        stages.append(combine_stage(lambda: evaluation.tables, out, inputs, done=board))
+    return evaluation
+
+
+def _beginning(shown: Shown, method: AnswerKeyMethod) -> Callable[[], None]:
+    """Show that the method's scoring starts."""
+    return lambda: shown.scoring(method)
+
+
+def _scored(shown: Shown, method: AnswerKeyMethod) -> Callable[[ScoreTable], None]:
+    """Show the method's table when its scoring stage ends."""
+    return lambda table: shown.scored(method, table)
+
+
+def _then(first: Callable[[Any], None] | None, second: Callable[[Any], None]
+          ) -> Callable[[Any], None]:
+    """`first` (if any) then `second`, each given the stage's result."""
+
+    def both(result: Any) -> None:
+        if first is not None:
+            first(result)
+        second(result)
+
+    return both

@@ -1,0 +1,68 @@
+"""The stages that score judgments into tables and combine several methods' tables: the last
+stages of `score` and `evaluate`, run by any executor (a dry run says what they would read
+and write instead)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.run.provenance import write_sidecar
+from nuggetizer.run.stages import Plan, Stage, local_stage
+from nuggetizer.scoring.engine import ScoreTable, combine_tables
+from nuggetizer.scoring.files import ScoreFiles, ScoreScope, score_files
+from nuggetizer.scoring.tables import write_tables
+
+TABLES = ("leaderboard.tsv", "per_topic.tsv")
+
+
+def _written(files: ScoreFiles) -> str:
+    paths = [p for p in (files.output, files.per_topic, files.autojudge, files.diversity)
+             if p is not None]
+    return ", ".join(str(p) for p in paths) or "nothing (the leaderboard is printed)"
+
+
+def score_stage(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScope,
+                files: ScoreFiles, done: Callable[[ScoreTable], None] | None = None,
+                begin: Callable[[], None] | None = None) -> Stage:
+    """Score the judgment files (or folders) `paths` into the tables `files` names (`begin`
+    called first, `done` given the table)."""
+    read = [p for p in (scope.key, scope.topics) if p is not None] + list(paths)
+
+    def run() -> ScoreTable:
+        if begin is not None:
+            begin()
+        return score_files(method, paths, scope, files)
+
+    return local_stage(
+        f"{method.name}-score", run,
+        title=lambda: (f"score --method {method.name}: would read "
+                       f"{', '.join(str(p) for p in read)}; write {_written(files)}"),
+        done=done)
+
+
+def combine_stage(tables: Callable[[], Sequence[ScoreTable]], out: Path,
+                  inputs: list[Path], done: Callable[[ScoreTable], None] | None = None
+                  ) -> Stage:
+    """Several methods' tables (`tables()`, scored by the stages before) as one: every
+    measure side by side in OUT/leaderboard.tsv and OUT/per_topic.tsv, each with its
+    provenance sidecar naming `inputs`."""
+
+    def run() -> ScoreTable:
+        table = combine_tables(tables())
+        write_tables(table, out / TABLES[0], out / TABLES[1])
+        for name in TABLES:
+            write_sidecar(out / name, inputs, table.left_out)
+        return table
+
+    return local_stage("combine", run, done=done, title=lambda: (
+        f"combine: would write {out / TABLES[0]}, {out / TABLES[1]} (every measure side by "
+        "side)"))
+
+
+def score_plan(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScope,
+               files: ScoreFiles, done: Callable[[Any], None] | None = None) -> Plan:
+    """`score`: the judgment files scored into the tables asked for."""
+    return Plan([score_stage(method, paths, scope, files, done)])

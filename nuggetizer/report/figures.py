@@ -1,0 +1,244 @@
+"""The report's figures (matplotlib, Agg backend): per-topic distributions, the topic x run heat
+map, score against length. Runs are labelled by their leaderboard rank; the page's leaderboard
+maps each rank to the full run name, so no name is ever cut short.
+
+Sizes follow the counts: every tick label is at least LABEL_PT points at DPI, and the page
+shows these PNGs at their own size (scrolling, never shrunk), so labels stay readable at 100%
+zoom for a track of 150 runs x 300 topics.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.cm import ScalarMappable  # noqa: E402
+from matplotlib.colors import ListedColormap, NoNorm, Normalize, to_rgba_array  # noqa: E402
+
+from nuggetizer.report import figure_worker  # noqa: E402
+from nuggetizer.scoring.engine import ScoreTable  # noqa: E402
+
+DPI = 100
+LABEL_PT = 7.0  # smallest tick label, in points
+CELL_IN = 0.13  # inches per heat-map row and column: a 7 pt label with some space
+STRIP_ROWS = 32  # heat-map rows matplotlib resamples at a time (see _draw_cells)
+LEGEND_RUNS = 12  # the length figure names its runs in a legend up to this many
+
+
+def figure(rows: int = 1, cols: int = 1, *, width: float = 8, height: float = 4.5) -> Any:
+    """A new figure and a flat list of its axes."""
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False)
+    return fig, list(axes.flat)
+
+
+def save(fig: Any, path: Path) -> None:
+    """Save a figure as PNG atomically (rendered in memory, then written) and close it."""
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    plt.close(fig)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(buffer.getvalue())
+    tmp.replace(path)
+
+
+Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]
+
+
+def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
+             ranks: Mapping[str, int] | None) -> None:
+    """Draw each (figure function, measure, path) of `jobs` for `table`: the heat maps, the
+    slowest figures, in the figure worker's child process where there is one
+    (report/figure_worker.py) while this process draws the others; else one after the other.
+    The same functions either way, so the same bytes."""
+    apart = [job for job in jobs if job[0] is heatmap_png]
+    here = [job for job in jobs if job[0] is not heatmap_png]
+    pending = []
+    if apart and here:
+        for draw, measure, path in apart:
+            future = figure_worker.submit(draw, one_measure(table, measure), measure, path,
+                                          dict(ranks or {}))
+            if future is None:
+                break
+            pending.append(future)
+    if not pending:
+        here = list(jobs)
+    try:
+        for draw, measure, path in here:
+            draw(table, measure, path, ranks)
+        for future in pending:
+            future.result()  # a child's error is raised here
+    finally:
+        figure_worker.stop()
+
+
+def one_measure(table: ScoreTable, measure: str) -> ScoreTable:
+    """The table's scores of one measure (its runs' means kept whole: the same ranking), all
+    that the child that draws its heat map is sent: a seventh of the rows to copy to it."""
+    per_topic = {run: {q: {measure: row[measure]} for q, row in rows.items() if measure in row}
+                 for run, rows in table.per_topic.items()}
+    return ScoreTable((measure,), table.primary, table.topics, per_topic, table.means)
+
+
+@dataclass(frozen=True)
+class HeatGeometry:
+    """The heat map's size: inches of the figure and of one cell, and the label size."""
+
+    width_in: float
+    height_in: float
+    cell_in: float
+    label_pt: float
+
+    @property
+    def pixels(self) -> tuple[int, int]:
+        """(width, height) of the PNG at DPI."""
+        return round(self.width_in * DPI), round(self.height_in * DPI)
+
+
+def heatmap_geometry(runs: int, topics: int, label_chars: int = 12) -> HeatGeometry:
+    """A cell of CELL_IN per topic row and run column (LABEL_PT labels fit in it), plus room
+    for the topic labels (`label_chars` long), the rank labels and the colour bar."""
+    left = 0.6 + label_chars * LABEL_PT * 0.6 / 72  # the topic ids, about 0.6 em a character
+    width = max(6.0, left + runs * CELL_IN + 1.6)  # 1.6: the colour bar and its label
+    height = max(3.0, topics * CELL_IN + 1.4)  # 1.4: the rank labels and the axis titles
+    return HeatGeometry(width, height, CELL_IN, LABEL_PT)
+
+
+def ranks_of(table: ScoreTable, ranks: Mapping[str, int] | None) -> list[tuple[int, str]]:
+    """(rank, run) of the table's runs in ranked order; `ranks` (from a larger table) wins."""
+    runs = table.ranking()
+    return [((ranks or {}).get(run, k), run) for k, run in enumerate(runs, 1)]
+
+
+def rank_axis(ax: Any, ranked: list[tuple[int, str]]) -> None:
+    """The x axis of one column per run at 1, 2, ..., labelled by the runs' ranks."""
+    ax.set_xticks(range(1, len(ranked) + 1), [str(rank) for rank, _ in ranked],
+                  fontsize=9 if len(ranked) <= 20 else LABEL_PT,
+                  rotation=90 if len(ranked) > 20 else 0)
+    ax.set_xlabel("run (leaderboard rank)")
+
+
+def distributions_png(table: ScoreTable, measure: str, path: Path,
+                      ranks: Mapping[str, int] | None = None) -> None:
+    """Per-topic score distribution of each run (box plot with the points), ranked order."""
+    ranked = ranks_of(table, ranks)
+    per_run = 0.6 if len(ranked) <= 20 else 0.16  # 0.16 in: a 7 pt rank number and a gap
+    fig, (ax,) = figure(width=max(6, 1.5 + per_run * len(ranked)))
+    data = [[v for q in table.topics if (v := table.per_topic[r].get(q, {}).get(measure))
+             is not None] for _, r in ranked]
+    ax.boxplot(data, showmeans=True)
+    if any(data):  # every run's points in one collection, in the same order: the same pixels
+        ax.scatter(np.concatenate([np.full(len(v), k) for k, v in enumerate(data, 1)]),
+                   np.concatenate([np.array(v, dtype=float) for v in data]), s=6, alpha=0.3,
+                   color="black")
+    rank_axis(ax, ranked)
+    ax.set_ylabel(f"{measure} per topic")
+    save(fig, path)
+
+
+def heatmap_png(table: ScoreTable, measure: str, path: Path,
+                ranks: Mapping[str, int] | None = None) -> HeatGeometry:
+    """Topic x run heat map of `measure`, runs in ranked order (labelled by rank), every topic
+    labelled; returns the geometry it was drawn at."""
+    ranked = ranks_of(table, ranks)
+    topics = table.topics
+    geometry = heatmap_geometry(len(ranked), len(topics),
+                                max((len(q) for q in topics), default=4))
+    fig, (ax,) = figure(width=geometry.width_in, height=geometry.height_in)
+    grid = [[table.per_topic[r].get(q, {}).get(measure, math.nan) for _, r in ranked]
+            for q in topics]
+    top = max([1.0] + [v for row in grid for v in row if not math.isnan(v)])
+    image = ScalarMappable(Normalize(vmin=0, vmax=top), "viridis")
+    _draw_cells(ax, image, grid)
+    ax.set_xticks(range(len(ranked)), [str(rank) for rank, _ in ranked],
+                  fontsize=geometry.label_pt, rotation=90)
+    ax.set_yticks(range(len(topics)), topics, fontsize=geometry.label_pt)
+    ax.set_xlabel("run (leaderboard rank)")
+    ax.set_ylabel("topic")
+    if len(ranked) > 1 or len(topics) > 1:
+        ax.tick_params(axis="x", top=True, labeltop=len(topics) > 40)  # ranks above, too
+    fig.colorbar(image, ax=ax, label=measure, fraction=min(0.15, 1.0 / geometry.width_in),
+                 shrink=min(1.0, 4.0 / geometry.height_in), anchor=(0.0, 1.0),
+                 panchor=(1.0, 1.0))  # at the top of a tall map, in view as the page opens
+    save(fig, path)
+    return geometry
+
+
+def _draw_cells(ax: Any, scale: ScalarMappable, grid: list[list[float]]) -> None:
+    """`ax.imshow(grid, cmap, norm, interpolation="nearest")` drawn from each cell's colour
+    index instead of its value, in bands of STRIP_ROWS rows: the same pixels (nearest only
+    copies a cell to its pixels, each index stands for the very bytes the colour map gives
+    that cell, and a band's edges fall between rows of pixels as the rows of cells do), while
+    matplotlib resamples 2-byte indices instead of 8-byte values, one band at a time, to the
+    figure's size (its arrays of the whole map's pixels, 23 bytes each, take 150 MiB for a
+    150 x 300 map; a band's, a tenth of that)."""
+    cells = scale.to_rgba(np.ma.masked_invalid(np.array(grid, dtype=float)), bytes=True)
+    if not cells.size:
+        ax.imshow(grid, aspect="auto", cmap=scale.cmap, norm=scale.norm,
+                  interpolation="nearest")
+        return
+    colours, index = np.unique(cells.reshape(-1, 4), axis=0, return_inverse=True)
+    # a float that the colour map turns back into the same byte: (x * 255).astype(uint8)
+    exact = np.where(colours == 255, 1.0, (colours + 0.5) / 255)
+    indices = index.reshape(cells.shape[:2]).astype(np.uint16)
+    colour_map = IndexColours(exact)
+    rows, columns = len(grid), len(grid[0])
+    for top in range(0, rows, STRIP_ROWS):
+        bottom = min(rows, top + STRIP_ROWS)
+        ax.imshow(indices[top:bottom], aspect="auto", cmap=colour_map, norm=NoNorm(),
+                  interpolation="nearest",
+                  extent=(-0.5, columns - 0.5, bottom - 0.5, top - 0.5))
+    ax.set_xlim(-0.5, columns - 0.5)  # the limits one image of the whole grid sets
+    ax.set_ylim(rows - 0.5, -0.5)
+
+
+class IndexColours(ListedColormap):
+    """A ListedColormap that looks unsigned indices up directly: the very bytes Colormap gives
+    them (its table of colours as bytes, taken at each index), without the copy of the whole
+    image as 8-byte integers that Colormap makes on the way (70 MiB for a 150 x 300 map drawn
+    at 2234 x 4040 pixels). Anything else (floats, masked or out-of-range values, an alpha)
+    goes to Colormap itself."""
+
+    def __init__(self, colours: Any) -> None:
+        super().__init__(colours)
+        self.table = (to_rgba_array(colours) * 255).astype(np.uint8)  # as Colormap's bytes
+
+    def __call__(self, X: Any, alpha: Any = None, bytes: bool = False) -> Any:  # noqa: A002
+        data = np.ma.getdata(X)
+        if bytes and alpha is None and isinstance(data, np.ndarray) and data.ndim \
+                and data.dtype.kind == "u" and data.size and not np.ma.is_masked(X) \
+                and int(data.max()) < self.N:
+            return self.table.take(data, axis=0)
+        return super().__call__(X, alpha=alpha, bytes=bytes)
+
+
+def length_png(table: ScoreTable, measure: str, path: Path,
+               ranks: Mapping[str, int] | None = None) -> None:
+    """Score against answer length L, one point per answered (run, topic), one colour per run;
+    a legend of ranks and full run names up to LEGEND_RUNS runs."""
+    ranked = ranks_of(table, ranks)
+    named = len(ranked) <= LEGEND_RUNS
+    longest = max((len(f"{rank}. {run}") for rank, run in ranked), default=0)
+    fig, (ax,) = figure(width=8 + (longest * 8 * 0.6 / 72 + 0.6 if named else 0))
+    for rank, run in ranked:
+        rows = [row for row in table.per_topic[run].values() if "L" in row]
+        ax.scatter(np.array([r["L"] for r in rows], dtype=float),
+                   np.array([r[measure] for r in rows], dtype=float), s=10, alpha=0.6,
+                   label=f"{rank}. {run}")
+    ax.set_xlabel("answer length L (words)")
+    ax.set_ylabel(measure)
+    if named:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save(fig, path)
+

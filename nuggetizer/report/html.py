@@ -1,0 +1,164 @@
+"""The report page's HTML parts: tables, the provenance header (who assessed, with which
+prompts, when, at what token cost) and the topic index with each topic's query text."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from nuggetizer.report.sources import Made, Sources
+from nuggetizer.run.progress import TOKEN_FIELDS
+from nuggetizer.scoring.engine import ScoreTable
+
+NOT_RECORDED = "not recorded"
+
+STYLE = """body{font-family:sans-serif;margin:2em;max-width:1200px}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px}
+td{text-align:right}td.text,td:first-child{text-align:left}th{background:#eef}
+td.run{white-space:nowrap}code{font-size:90%;word-break:break-all}
+img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}.vital{font-weight:bold}
+.scroll{overflow:auto;max-width:100%;max-height:90vh;border:1px solid #ddd}
+.scroll img{max-width:none;border:0;margin:0}.none{color:#a00}"""
+
+E = html.escape
+
+
+def rows_html(head: Sequence[str], rows: Sequence[Sequence[str]],
+              classes: Sequence[str] = ()) -> str:
+    """A table of escaped text; `classes[i]` (if given) is the class of column i's cells."""
+    top = "".join(f"<th>{E(c)}</th>" for c in head)
+    body = "".join(
+        "<tr>" + "".join(f"<td class='{classes[i]}'>{E(c)}</td>" if i < len(classes)
+                         and classes[i] else f"<td>{E(c)}</td>" for i, c in enumerate(row))
+        + "</tr>" for row in rows)
+    return f"<table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _span(dates: Sequence[str]) -> str:
+    dates = sorted(d for d in dates if d)
+    if not dates:
+        return NOT_RECORDED
+    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+
+
+def _made_rows(made: Sequence[Made]) -> list[list[str]]:
+    """One row per (role, assessor, model, temperature): files and when they were made."""
+    groups: dict[tuple[str, ...], list[Made]] = {}
+    for m in made:
+        p = m.provenance or {}
+        assessor = str(p.get("assessor") or NOT_RECORDED)
+        backend = assessor.split(":", 1)[0] if p.get("assessor") else NOT_RECORDED
+        ident = (m.role, str(p.get("model") or NOT_RECORDED), backend, assessor,
+                 NOT_RECORDED if p.get("temperature") is None else str(p["temperature"]))
+        groups.setdefault(ident, []).append(m)
+    return [[*ident, str(len(ms)), _span([str((m.provenance or {}).get("created") or "")
+                                          for m in ms])]
+            for ident, ms in groups.items()]
+
+
+def _template_rows(made: Sequence[Made]) -> list[list[str]]:
+    used: dict[tuple[str, str], set[str]] = {}
+    for m in made:
+        for name, digest in ((m.provenance or {}).get("templates") or {}).items():
+            used.setdefault((str(name), str(digest)), set()).add(m.role)
+    return [[name, digest, ", ".join(sorted(roles))]
+            for (name, digest), roles in sorted(used.items())]
+
+
+def _version_rows(made: Sequence[Made]) -> list[list[str]]:
+    seen: dict[str, set[str]] = {}
+    for m in made:
+        for name, version in ((m.provenance or {}).get("versions") or {}).items():
+            seen.setdefault(str(name), set()).add(str(version))
+    return [[name, ", ".join(sorted(v))] for name, v in sorted(seen.items())]
+
+
+def usage_fields(usage: Mapping[str, Mapping]) -> list[str]:
+    """The counters the usage table shows: the usual ones (reasoning tokens only when a step
+    spent some), then any other count of calls or tokens a step recorded (batch answers, ...),
+    in the order first seen."""
+    fields = [f for f in TOKEN_FIELDS if "reasoning" not in f
+              or any(counters.get(f) for counters in usage.values())]
+    for counters in usage.values():
+        for name, value in counters.items():
+            if name not in fields and isinstance(value, int) and value and \
+                    (name.endswith("_tokens") or name.endswith("calls")):
+                fields.append(name)
+    return fields
+
+
+def _usage_rows(usage: Mapping[str, Mapping], fields: Sequence[str]) -> list[list[str]]:
+    rows = []
+    totals = dict.fromkeys(fields, 0)
+    costs: list[float | None] = []
+    for step, counters in usage.items():
+        cells = [str(int(counters.get(f, 0))) for f in fields]
+        for f in fields:
+            totals[f] += int(counters.get(f, 0))
+        cost = counters.get("cost")
+        costs.append(None if cost is None else float(cost))
+        rows.append([step, *cells, NOT_RECORDED if costs[-1] is None else f"{costs[-1]:.4f}"])
+    known = [c for c in costs if c is not None]
+    total_cost = NOT_RECORDED if len(known) < len(costs) else f"{sum(known):.4f}"
+    rows.append(["total", *(str(totals[f]) for f in fields), total_cost])
+    return rows
+
+
+def provenance_html(sources: Sources, written: datetime, version: str) -> str:
+    """The header section: assessor and model per role, prompt templates with their sha256,
+    versions, the dates the inputs were made and the report written, token usage per step."""
+    parts = ["<h2 id='provenance'>How these results were made</h2>",
+             f"<p>Report written {E(written.isoformat(timespec='seconds'))} by nuggetizer "
+             f"{E(version)}.</p>"]
+    made = sources.made
+    if any(m.provenance for m in made):
+        parts.append(rows_html(["made", "model", "backend", "assessor", "temperature",
+                                "files", "made on (UTC)"], _made_rows(made),
+                               ["text", "text", "text", "text"]))
+    else:
+        parts.append(f"<p class='none'>Assessor and model: {NOT_RECORDED} (the inputs carry "
+                     "no provenance block).</p>")
+    templates = _template_rows(made)
+    parts.append("<h3>Prompt templates (sha256)</h3>" + (
+        rows_html(["template", "sha256", "used for"], templates, ["text", "text", "text"])
+        if templates else f"<p class='none'>{NOT_RECORDED}</p>"))
+    versions = _version_rows(made)
+    if versions:
+        parts.append("<h3>Software versions</h3>" + rows_html(["package", "version"], versions,
+                                                             ["text", "text"]))
+    parts.append("<h3>Token usage</h3>")
+    if sources.usage:
+        fields = usage_fields(sources.usage)
+        parts.append(rows_html(["step", *(f.replace("_", " ") for f in fields), "cost"],
+                               _usage_rows(sources.usage, fields)))
+        parts.append("<p><small>Summed over every invocation of each step (a resumed or "
+                     "repeated one adds to the earlier). calls: made to the LLM; cache hits "
+                     "and the replayed tokens cost nothing; batch calls: answers of the Batch "
+                     "API, at the batch price. Reasoning tokens are part of the completion "
+                     "tokens (and of their cost), not added to them. Cost: only where the "
+                     "usage records a price.</small></p>")
+    else:
+        parts.append(f"<p class='none'>{NOT_RECORDED} (no usage.json or *.usage.json beside "
+                     "the inputs, nor usage in their .provenance.json)</p>")
+    if sources.notes:
+        parts.append("<ul>" + "".join(f"<li><small>{E(n)}</small></li>" for n in sources.notes)
+                     + "</ul>")
+    return "\n".join(parts)
+
+
+def topics_html(table: ScoreTable, measure: str, queries: Mapping[str, str],
+                ranks: Mapping[str, int]) -> str:
+    """Every topic with its query text, the mean of `measure` over the runs shown, the best
+    of them (full name) and how many answered it."""
+    rows = []
+    for qid in table.topics:
+        values = {r: v for r in table.ranking()
+                  if (v := table.per_topic[r].get(qid, {}).get(measure)) is not None}
+        best = max(values, key=lambda r: (values[r], -ranks.get(r, 0)), default=None)
+        rows.append([qid, queries.get(qid, NOT_RECORDED),
+                     f"{sum(values.values()) / len(values):.4f}" if values else "-",
+                     f"{ranks.get(best, '')}. {best} ({values[best]:.4f})" if best else "-",
+                     str(len(values))])
+    return rows_html(["topic", "query", f"mean {measure}", "best run", "runs scored"], rows,
+                     ["text", "text", "", "text run"])

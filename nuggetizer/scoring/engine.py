@@ -1,0 +1,277 @@
+"""The one score engine: every method's judgments become per-topic scores and run means.
+
+The rules are the TREC 2024 RAG Track's, for every method, read from each measure's declaration
+(interface/declare.py `Measure.missing`): a topic of the answer key that a run did not answer
+scores the measure's `missing` value, 0 (so skipping topics cannot raise a mean); a measure
+whose `missing` is None (the AutoNuggetizer's L) is averaged over the topics a run answered;
+unjudged items are left out by the method's own measures and counted here, by kind; a judgment
+of which nothing was judged (the method's `nothing_judged`: every item unjudged) has no score:
+it is left out of its run's rows and means (never scored 0) and counted, as are the topics and
+runs with nothing judged at all; a judgment whose topic is not in the key is counted, not
+scored.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nuggetizer.errors import InputError
+from nuggetizer.interface.base import AnswerKeyMethod, Judged
+
+
+@dataclass
+class ScoreTable:
+    """Scores of every run on every topic of the universe, with run means."""
+
+    measures: tuple[str, ...]
+    primary: str
+    topics: list[str]
+    per_topic: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    means: dict[str, dict[str, float]] = field(default_factory=dict)
+    unjudged: dict[str, int] = field(default_factory=dict)  # per run
+    kinds: Counter[str] = field(default_factory=Counter)  # unjudged items by kind, all runs
+    missing: dict[str, int] = field(default_factory=dict)  # unanswered topics per run
+    outside: int = 0  # judgments of topics outside the answer key
+    warnings: list[str] = field(default_factory=list)  # about topics, in topic order
+    notes: list[str] = field(default_factory=list)  # where judgments and the key disagree
+    empty: dict[str, list[str]] = field(default_factory=dict)  # run: topics with nothing judged
+    left_out: Counter[str] = field(default_factory=Counter)  # e.g. "answers with nothing judged"
+    extras: dict[str, str] = field(default_factory=dict)  # a run_level method's other tables
+
+    @property
+    def judged_nothing(self) -> bool:
+        """Judgments were read and not one of them was judged: there is no score at all."""
+        return not self.means and bool(self.left_out)
+
+    def ranking(self) -> list[str]:
+        """Runs by the primary measure descending (runs without it last), then run id."""
+        primary = self.primary
+        return sorted(self.means, key=lambda r: (-self.means[r].get(primary, -1.0), r))
+
+
+def judgment_files(paths: Sequence[Path]) -> list[Path]:
+    """Files given, and the `*.jsonl` files inside folders given (checked before any is read)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"))
+            if not found:
+                raise InputError(path, None, "folder holds no *.jsonl judgment files")
+            files += found
+        else:
+            files.append(path)
+    return files
+
+
+def read_judged(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool = False,
+                scoring: bool = False) -> Iterator[Judged]:
+    """Every judgment of the files (or folders of them), in order; a (run, topic) judged twice
+    is an InputError naming both places. `scoring`: the records as the score engine reads
+    them (the method's `read_scored`), for `score_judged` only."""
+    seen: dict[tuple[str, str], tuple[Path, int]] = {}
+    read = method.read_scored if scoring else method.read_judged
+    for path in judgment_files(paths):
+        for judged in read(path, lenient):
+            where = seen.setdefault((judged.run_id, judged.qid), (judged.path, judged.line))
+            if where != (judged.path, judged.line):
+                raise InputError(judged.path, judged.line, f"run {judged.run_id!r} topic "
+                                 f"{judged.qid!r} judged twice (also at {where[0]}:{where[1]})")
+            yield judged
+
+
+def score_judged(
+    method: AnswerKeyMethod, judged: Iterable[Judged], keys: Mapping[str, Any] | None = None,
+    lenient: bool = False, topics: Sequence[str] | None = None,
+) -> ScoreTable:
+    """Score judgments against `keys` (whose topics are the universe; without keys, `topics`,
+    else every topic judged; a key of None stands for a topic without its key record). Methods
+    that score from the whole topic's pool (`needs_pool`) are given it; the others are scored as
+    the judgments stream by and only their scores are kept."""
+    notes: list[str] = []
+    unjudged: dict[str, int] = {}
+    kinds: Counter[str] = Counter()
+    scored: dict[str, dict[str, dict[str, float]]] = {}
+    warnings: dict[str, str] = {}
+    seen: dict[str, None] = {}
+    outside = 0
+    empty: dict[str, list[str]] = {}
+    left_out: Counter[str] = Counter()
+    universe = dict.fromkeys(topics) if topics is not None else None
+    pools: dict[str, list[Judged]] = {}
+    every: list[Judged] = []  # a run_level method's judgments with something judged
+    collecting = gc.isenabled()
+    gc.disable()  # millions of short-lived acyclic objects: the collector would only rescan them
+    try:
+        for item in judged:
+            if (keys is not None and item.qid not in keys) or (
+                    keys is None and universe is not None and item.qid not in universe):
+                outside += 1
+                continue
+            key = keys[item.qid] if keys is not None else None
+            checked = method.check(key, item, lenient)
+            nothing = method.nothing_judged(item.record)
+            notes += checked.notes
+            if checked.unjudged:
+                unjudged[item.run_id] = unjudged.get(item.run_id, 0) + checked.unjudged.total()
+                kinds.update(checked.unjudged)
+            if nothing is not None:
+                empty.setdefault(item.run_id, []).append(item.qid)
+                left_out[f"{nothing}s with nothing judged"] += 1
+                continue
+            seen.setdefault(item.qid)
+            if checked.warning is not None:
+                warnings.setdefault(item.qid, checked.warning)
+            if method.needs_pool:
+                pools.setdefault(item.qid, []).append(item)
+            elif method.run_level:
+                every.append(item)
+            else:
+                row = method.score(key, item.record, ())
+                scored.setdefault(item.run_id, {})[item.qid] = row
+    finally:
+        if collecting:
+            gc.enable()
+    order = list(keys if keys is not None else universe if universe is not None else seen)
+    if method.run_level:
+        return _run_level(method, every, order, outside, notes, empty, left_out, kinds)
+    for qid, pool in pools.items():
+        records = [j.record for j in pool]
+        key = keys.get(qid) if keys is not None else None
+        for item in pool:
+            scored.setdefault(item.run_id, {})[qid] = method.score(key, item.record, records)
+    table = ScoreTable(method.measures, method.primary, order, outside=outside,
+                       unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty)
+    for run_id, answered in scored.items():
+        _fill(table, method, run_id, answered)
+    table.measures = tuple(m.name for m in method.declared if not m.diagnostic
+                           or any(m.name in means for means in table.means.values()))
+    _count_left_out(table, left_out, scored)
+    table.warnings = [warnings[q] for q in order if q in warnings]
+    return table
+
+
+def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], outside: int,
+               notes: list[str], empty: dict[str, list[str]], left_out: Counter[str],
+               kinds: Counter[str]) -> ScoreTable:
+    """The table of a `run_level` method: its `score_runs` over every judgment with something
+    judged at once (those with nothing judged are left out and counted as for every method;
+    the unjudged items per run are the method's to count, its judgments' ids not being
+    runs)."""
+    runs = method.score_runs(judged, order)
+    table = ScoreTable(method.measures, method.primary, order, outside=outside,
+                       unjudged=dict(runs.unjudged), kinds=+kinds, notes=notes, empty=empty,
+                       extras=runs.extras)
+    table.per_topic, table.means = runs.per_topic, runs.means
+    _count_left_out(table, left_out, runs.per_topic)
+    for run_id in runs.means:
+        table.unjudged.setdefault(run_id, 0)
+        table.missing[run_id] = len(order) - len(runs.per_topic.get(run_id, {}))
+    return table
+
+
+def _count_left_out(table: ScoreTable, left_out: Counter[str],
+                    scored: Mapping[str, Mapping[str, Any]]) -> None:
+    """Count, beside the judgments with nothing judged, the topics and runs that have no
+    score at all because of them (added to what `_fill` counted)."""
+    if not left_out:
+        return
+    scored_topics = {q for rows in scored.values() for q in rows}
+    empty_topics = {q for qids in table.empty.values() for q in qids} - scored_topics
+    runs = set(table.empty) - set(scored)
+    table.left_out.update(left_out)
+    if empty_topics:
+        table.left_out["topics with nothing judged"] = len(empty_topics)
+    if runs:
+        table.left_out["runs with nothing judged"] = len(runs)
+
+
+def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
+          answered: dict[str, dict[str, float]]) -> None:
+    """One run's per-topic rows over the universe and its means (a topic the run answered
+    with nothing judged has no row and is left out of the means; a measure a judgment gives
+    as NaN, nothing having been judged for it, is left out of its row and of that measure's
+    mean, and counted in `left_out`)."""
+    given = [m for m in method.declared if any(m.name in r for r in answered.values())]
+    missing = {m.name: m.missing for m in given if m.missing is not None}
+    rows: dict[str, dict[str, float]] = {}
+    answered_rows: list[dict[str, float]] = []
+    unscored: dict[str, set[str]] = {}  # topic: its measures with nothing judged
+    empty = set(table.empty.get(run_id, ())) - set(answered)
+    for qid in table.topics:
+        row = answered.get(qid)
+        if row is None and qid in empty:
+            continue
+        if row is None:
+            rows[qid] = dict(missing)
+            continue
+        total = sum(row.values())
+        if total != total:  # a NaN among them: nothing judged for that measure
+            unscored[qid] = {m for m, v in row.items() if v != v}
+            row = {m: v for m, v in row.items() if v == v}
+        rows[qid] = row
+        answered_rows.append(row)
+    means: dict[str, float] = {}
+    for measure in given:
+        m, value = measure.name, measure.missing
+        if value is None:  # left out where missing: the mean over the answered topics
+            values = [r[m] for r in answered_rows if m in r]
+            means[m] = sum(values) / len(values) if values else 0.0
+        else:
+            kept = list(rows.values()) if not unscored else \
+                [r for q, r in rows.items() if m not in unscored.get(q, ())]
+            if kept or not rows:  # else nothing was judged for it anywhere: no mean ("-")
+                means[m] = sum(r.get(m, value) for r in kept) / (len(kept) or 1)
+    for names in unscored.values():
+        for m in names:
+            table.left_out[f"{m} of topics with nothing judged for it"] += 1
+    table.per_topic[run_id] = rows
+    table.means[run_id] = means
+    table.missing[run_id] = len(rows) - len(answered_rows)
+    table.unjudged.setdefault(run_id, 0)
+
+
+def score_files(method: AnswerKeyMethod, paths: Sequence[Path],
+                keys: Mapping[str, Any] | None = None, lenient: bool = False,
+                topics: Sequence[str] | None = None) -> ScoreTable:
+    """Read judgment files (or folders of them) and score them."""
+    return score_judged(method, read_judged(method, paths, lenient, scoring=True), keys,
+                        lenient, topics)
+
+
+def combine_tables(tables: Sequence[ScoreTable]) -> ScoreTable:
+    """Several methods' tables of the same runs as one: every measure side by side (the
+    measure names must differ), ranked by the first table's primary measure. Topics are the
+    first table's, then any other table's; a run a method did not score has none of its
+    measures (a "-" in the leaderboard)."""
+    measures = tuple(m for t in tables for m in t.measures)
+    if len(set(measures)) != len(measures):
+        raise ValueError(f"measure names repeat across the tables: {measures}")
+    topics = list(dict.fromkeys(q for t in tables for q in t.topics))
+    combined = ScoreTable(measures, tables[0].primary, topics)
+    for table in tables:
+        for run_id, rows in table.per_topic.items():
+            mine = combined.per_topic.setdefault(run_id, {})
+            for qid, row in rows.items():
+                mine.setdefault(qid, {}).update(row)
+            combined.means.setdefault(run_id, {}).update(table.means[run_id])
+            combined.unjudged[run_id] = combined.unjudged.get(run_id, 0) + \
+                table.unjudged.get(run_id, 0)
+            combined.missing[run_id] = max(combined.missing.get(run_id, 0),
+                                           table.missing.get(run_id, 0))
+        combined.kinds.update(table.kinds)
+        combined.left_out.update(table.left_out)
+        for run_id, qids in table.empty.items():
+            combined.empty.setdefault(run_id, []).extend(qids)
+        combined.outside += table.outside
+        combined.warnings += table.warnings
+        combined.notes += table.notes
+    for rows in combined.per_topic.values():  # the topics' order, whatever table came first
+        ordered = {q: rows[q] for q in topics if q in rows}
+        rows.clear()
+        rows.update(ordered)
+    return combined

@@ -1,0 +1,119 @@
+"""The score tables as files, written and read back in one place: the leaderboard TSV
+(`run_id` then one column per measure), the per-topic TSV (`run_id topic_id measure value`,
+with `all` rows holding the run means), a terminal view; read back strictly, file:line errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from nuggetizer.errors import InputError
+from nuggetizer.formats.jsonl import iter_lines
+from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.scoring.engine import ScoreTable
+
+PER_TOPIC_HEADER = ["run_id", "topic_id", "measure", "value"]
+FORMATS = ("a per-topic TSV (header run_id topic_id measure value), a leaderboard TSV (header "
+           "run_id then one column per measure) or an AutoJudge leaderboard (run_id measure "
+           "topic value, whitespace-separated, no header)")
+
+
+def _rows(path: Path) -> list[tuple[int, list[str]]]:
+    rows = [(n, [c.strip() for c in line.split("\t")]) for n, line in iter_lines(path)
+            if line.strip()]
+    if not rows:
+        raise InputError(path, None, f"empty file: expected {FORMATS}")
+    return rows
+
+
+def _number(text: str, path: Path, line: int) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(path, line, f"value {text!r} is not a number") from None
+
+
+def is_per_topic(path: str | Path) -> bool:
+    """Whether the file's header is the per-topic TSV's."""
+    return _rows(Path(path))[0][1][:4] == PER_TOPIC_HEADER
+
+
+def iter_per_topic(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
+    """(run, topic, measure, value) of every row of a per-topic TSV, `all` rows included."""
+    path = Path(path)
+    rows = _rows(path)
+    if rows[0][1] != PER_TOPIC_HEADER:
+        raise InputError(path, rows[0][0], "expected the header run_id topic_id measure value "
+                         "(a per-topic TSV)")
+    for number, cells in rows[1:]:
+        if len(cells) != 4:
+            raise InputError(path, number, f"expected 4 tab-separated columns (run_id topic_id "
+                             f"measure value, a per-topic TSV), found {len(cells)}")
+        run, topic, measure, value = cells
+        yield run, topic, measure, _number(value, path, number)
+
+
+def read_leaderboard(path: str | Path, measure: str) -> dict[str, float]:
+    """{run: value of `measure`} of a leaderboard TSV."""
+    path = Path(path)
+    rows = _rows(path)
+    header = rows[0][1]
+    if not header or header[0] != "run_id":
+        raise InputError(path, rows[0][0], f"not a score table: expected {FORMATS}")
+    if measure not in header:
+        raise InputError(path, rows[0][0], f"a leaderboard TSV without a {measure!r} column "
+                         f"(it has {', '.join(header[1:]) or 'none'}); the formats read: "
+                         f"{FORMATS}")
+    col = header.index(measure)
+    means: dict[str, float] = {}
+    for number, cells in rows[1:]:
+        if len(cells) != len(header):
+            raise InputError(path, number, f"expected {len(header)} tab-separated columns, as "
+                             f"the header (a leaderboard TSV), found {len(cells)}")
+        means[cells[0]] = _number(cells[col], path, number)
+    return means
+
+
+def leaderboard_tsv(table: ScoreTable, measures: Sequence[str] | None = None) -> str:
+    """`run_id` then `measures`, 4 decimals ("-" where a run has no such measure), in ranking
+    order (for the AutoNuggetizer `run_id V_strict V W_strict W A_strict A L` by V_strict);
+    `measures` defaults to the table's."""
+    measures = table.measures if measures is None else measures
+    lines = ["\t".join(("run_id", *measures))]
+    for run_id in table.ranking():
+        means = table.means[run_id]
+        cells = [f"{means[m]:.4f}" if m in means else "-" for m in measures]
+        lines.append("\t".join([run_id, *cells]))
+    return "\n".join(lines) + "\n"
+
+
+def per_topic_tsv(table: ScoreTable, measures: Sequence[str] | None = None) -> str:
+    """Long form `run_id topic_id measure value`, with `all` rows holding the run means."""
+    measures = table.measures if measures is None else measures
+    lines = ["run_id\ttopic_id\tmeasure\tvalue"]
+    for run_id in table.ranking():
+        for qid, row in table.per_topic[run_id].items():
+            lines += [f"{run_id}\t{qid}\t{m}\t{row[m]:.4f}" for m in measures if m in row]
+        means = table.means[run_id]
+        lines += [f"{run_id}\tall\t{m}\t{means[m]:.4f}" for m in measures if m in means]
+    return "\n".join(lines) + "\n"
+
+
+def format_leaderboard(table: ScoreTable) -> str:
+    """The leaderboard as aligned text for a terminal."""
+    rows = [line.split("\t") for line in leaderboard_tsv(table).splitlines()]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def write_tables(table: ScoreTable, leaderboard: Path | None, per_topic: Path | None,
+                 measures: Sequence[str] | None = None) -> None:
+    """Write the requested TSVs atomically."""
+    if leaderboard is not None:
+        write_text_atomic(leaderboard, leaderboard_tsv(table, measures))
+    if per_topic is not None:
+        write_text_atomic(per_topic, per_topic_tsv(table, measures))
