@@ -162,7 +162,7 @@ def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
     setting), or the first `depth` passages of each of `docs_runs` (TREC run files), with
     their texts in `corpus`, as the method needs; its Summary."""
     given = {"qrels": qrels, "corpus": corpus, "docs_runs": docs_runs or None}
-    for need in sorted(method.key_needs - {"reference"}):
+    for need in sorted(method.judging.needs - {"reference"}):
         if given.get(need) is None:
             raise ConfigError(f"method {method.name} builds its keys from {need}: give {need}=")
     topic_map = _topics(topics)
@@ -172,7 +172,7 @@ def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
         qrels_path=Path(qrels) if qrels else None, corpus=Path(corpus) if corpus else None,
         docs_runs=[read_trec_run(p) for p in docs_runs], depth=depth,
         min_grade=int(grade) if grade is not None else min_grade,
-        skip_without_documents=method.skip_without_documents)
+        skip_without_documents=method.judging.skip_without_documents)
     summary: Summary = run(nuggetize_plan(method, inputs, Path(out), skipped), assessor)[0]
     return summary
 
@@ -187,9 +187,9 @@ def targets(method: AnswerKeyMethod,
     first `depth` passages (default: the method's) of each topic of `retrieval_runs` (TREC
     run files; their texts from `corpus`)."""
     answers = runs if isinstance(runs, Mapping) else read_runs(
-        runs, keep_unresolved=allow_missing and method.reads_citations)
+        runs, keep_unresolved=allow_missing and method.judging.citations)
     made = answer_targets(answers)
-    if method.reads_citations:
+    if method.judging.citations:
         cite_targets(made, Path(corpus) if corpus else None, allow_missing,
                      every=not method.first_citation_only)
     contexts = list(retrieval_runs)
@@ -212,7 +212,7 @@ def judge(method: AnswerKeyMethod, keys: Mapping[str, Any] | PathLike | None,
     (resumable); targets of topics outside the key are skipped and counted. Its Summary."""
     if isinstance(keys, str | Path):
         keys = method.read_keys(keys)
-    if keys is None and method.needs_key:
+    if keys is None and method.judging.needs_key:
         raise ConfigError(f"method {method.name} judges against a key: give keys")
     made = targets(method, runs, retrieval_runs=retrieval_runs, corpus=corpus, depth=depth,
                    allow_missing=allow_missing)

@@ -138,7 +138,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
                              keys, lenient)
         declared = list(chosen_method.declared)
         summary = None
-        key = nuggets or beside_key(files, chosen_method.key_file)
+        key = nuggets or beside_key(files, chosen_method.judging.key_file)
         if key is not None:
             add_jsonl(sources, key, queries=True)
             if nuggets is None:

@@ -214,7 +214,7 @@ def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] 
         return _read_tsv(paths[0], measure)
     if method is None:  # the default method's, or those of the method they unmistakably are
         method = make_method(method_holding(paths) or DEFAULT_METHOD)
-        keys = keys if method.needs_key else None
+        keys = keys if method.judging.needs_key else None
     table = score_files(method, list(paths), keys, lenient)
     return from_table(table, measure, " ".join(str(p) for p in paths))
 

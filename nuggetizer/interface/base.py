@@ -28,10 +28,16 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.records import JudgmentIds, KeyIds, validated
 from nuggetizer.interface.declare import check_choices, setting
+from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.report_part import ReportPart
 from nuggetizer.measures.base import Measure, names
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import Segment, Sentence, Topic
+
+# the class switches `judging` replaced: a method of one's own that still sets one is told
+REPLACED = frozenset({"key_needs", "key_reads", "key_file", "judgments_dir",
+                      "skip_without_documents", "needs_pool", "scores_without_key",
+                      "needs_key", "reads_citations", "run_level"})
 
 
 @dataclass
@@ -48,10 +54,10 @@ class KeyInput:
 
 @dataclass
 class Target:
-    """One thing a run is judged on for one topic: an answer text or a retrieved context.
-    An answer also carries its sentences with their citations and the run's references; for a
-    method that `reads_citations`, `cited` holds the texts of the cited passages (a citation
-    that does not resolve, kept under --allow-missing, has no text there)."""
+    """One thing a run is judged on for one topic: an answer text or a retrieved context. An answer
+    also carries its sentences with their citations and the run's references; for a method whose
+    `judging` has `citations`, `cited` holds the texts of the cited passages (a citation that does
+    not resolve, kept under --allow-missing, has no text there)."""
 
     run_id: str
     qid: str
@@ -131,10 +137,10 @@ class Checked:
 
 @dataclass
 class RunScores:
-    """What a `run_level` method's `score_runs` gives the score engine: per-topic rows and run
-    measures computed from every judgment at once (e.g. a Bradley-Terry fit), the unjudged
-    items per run, and extra tables to write beside the leaderboard ({name: TSV
-    text}, written as `LEADERBOARD.NAME.tsv`)."""
+    """What `score_runs` of a method scored per run (`judging.scoring` "runs") gives the score
+    engine: per-topic rows and run measures computed from every judgment at once (e.g. a
+    Bradley-Terry fit), the unjudged items per run, and extra tables to write beside the
+    leaderboard ({name: TSV text}, written as `LEADERBOARD.NAME.tsv`)."""
 
     per_topic: dict[str, dict[str, dict[str, float]]]  # run: topic: measure: value
     means: dict[str, dict[str, float]]  # run: measure: value
@@ -151,27 +157,14 @@ class AnswerKeyMethod(ABC):
     primary: ClassVar[str]
     targets: ClassVar[tuple[str, ...]]  # "answer" and/or "context"
     config_type: ClassVar[type]  # a frozen dataclass of the method's settings
-    # What building a key reads, required and optional: "qrels" (judged passages), "docs_runs"
-    # (retrieved passages), "corpus" (their texts), "reference" (a reference text per topic).
-    key_needs: ClassVar[frozenset[str]] = frozenset()  # required
-    key_reads: ClassVar[frozenset[str]] = frozenset()  # optional
-    key_file: ClassVar[str] = "key.jsonl"  # the key's file name inside an evaluate folder
-    judgments_dir: ClassVar[str] = "judgments"  # the judgments' folder inside it
+    judging: ClassVar[Judging] = Judging()  # what it reads, how it is judged and scored
     key_model: ClassVar[type[BaseModel]] = KeyIds  # a key line's record (methods/records.py)
     judgment_model: ClassVar[type[BaseModel]] = JudgmentIds  # a judgment line's record
     answered_only: ClassVar[frozenset[str]] = frozenset()  # means over answered topics only
     # measures a table lists only where some judgment gives them (e.g. per-sub-narrative
     # coverage, for keys that map nuggets to sub-narratives)
     diagnostic: ClassVar[frozenset[str]] = frozenset()
-    skip_without_documents: ClassVar[bool] = False  # a topic with no passage gets no key
-    needs_pool: ClassVar[bool] = False  # score() reads every judgment of the topic
-    scores_without_key: ClassVar[bool] = False  # judgments carry all that scoring reads
-    needs_key: ClassVar[bool] = True  # False: judges with no answer key (nothing to build)
-    reads_citations: ClassVar[bool] = False  # answers come with their cited passages' texts
     prompt_dir: ClassVar[Path | None] = None  # templates outside nuggetizer.prompts
-    # run_level: the run measures come from every judgment at once (`score_runs`), not as
-    # means of per-topic `score`s (e.g. battles: a Bradley-Terry fit over all pairs)
-    run_level: ClassVar[bool] = False
 
     # the measures as declared (interface/declare.py), in `declared` (or, unchecked by mypy, as
     # Measure objects in `measures`): `measures`, `answered_only` and `diagnostic` are derived
@@ -180,6 +173,10 @@ class AnswerKeyMethod(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        flags = sorted(set(cls.__dict__) & REPLACED)
+        if flags:
+            raise TypeError(f"{cls.__name__}: {', '.join(flags)} is said in `judging` now "
+                            "(interface/judging.py: Judging.keyed(...) or Judging.keyless(...))")
         own: Sequence[Any] = cls.__dict__.get("declared") or cls.__dict__.get("measures", ())
         if own and all(isinstance(m, Measure) for m in own):
             cls.declared = tuple(own)
@@ -229,7 +226,7 @@ class AnswerKeyMethod(ABC):
 
     @property
     def first_citation_only(self) -> bool:
-        """A method that `reads_citations` reads only each sentence's first one (its
+        """A method whose `judging` has `citations` reads only each sentence's first one (its
         passages alone are read from the corpus and checked)."""
         return False
 
@@ -357,8 +354,8 @@ class AnswerKeyMethod(ABC):
     # --- the three steps --------------------------------------------------------------------
 
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
-        """The key record of one topic: `{"qid", "query", ...}` (every method with
-        `needs_key`)."""
+        """The key record of one topic: `{"qid", "query", ...}` (every method with an answer
+        key: `judging.needs_key`)."""
         raise ConfigError(f"method {self.name!r} judges without an answer key: nothing to build")
 
     @abstractmethod
@@ -370,9 +367,10 @@ class AnswerKeyMethod(ABC):
         """Measures of one judgment; `pool` holds every judgment of the same topic."""
 
     def score_runs(self, judged: Sequence[Judged], topics: Sequence[str]) -> RunScores:
-        """A `run_level` method's tables from every judgment with something judged (checked,
-        in file order) over the `topics` in scope; the score engine calls it instead of
-        `score` (the judgments with nothing judged it leaves out and counts itself)."""
+        """The tables of a method scored per run (`judging.scoring` "runs") from every judgment
+        with something judged (checked, in file order) over the `topics` in scope; the score
+        engine calls it instead of `score` (the judgments with nothing judged it leaves out and
+        counts itself)."""
         raise ConfigError(f"method {self.name!r} scores each judgment (score), not all at once")
 
 

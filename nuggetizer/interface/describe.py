@@ -22,11 +22,12 @@ def summary(cls: type[AnswerKeyMethod]) -> str:
 
 
 def _reads(cls: type[AnswerKeyMethod]) -> str:
-    if not cls.needs_key:
+    if not cls.judging.needs_key:
         return "no answer key (judges without one)"
-    needs = ", ".join(sorted(cls.key_needs)) or "the topics only"
-    extra = f" (optional: {', '.join(sorted(cls.key_reads))})" if cls.key_reads else ""
-    return f"key built from {needs}{extra}, written as {cls.key_file}"
+    needs = ", ".join(sorted(cls.judging.needs)) or "the topics only"
+    optional = cls.judging.optional
+    extra = f" (optional: {', '.join(sorted(optional))})" if optional else ""
+    return f"key built from {needs}{extra}, written as {cls.judging.key_file}"
 
 
 def _flag(setting: Setting) -> str:
@@ -60,8 +61,8 @@ def description(cls: type[AnswerKeyMethod]) -> dict[str, Any]:
     """The same as data (`nuggetizer methods --json`)."""
     return {
         "name": cls.name, "summary": summary(cls), "targets": list(cls.targets),
-        "needs_key": cls.needs_key, "key_needs": sorted(cls.key_needs),
-        "key_reads": sorted(cls.key_reads), "primary": cls.primary,
+        "needs_key": cls.judging.needs_key, "key_needs": sorted(cls.judging.needs),
+        "key_reads": sorted(cls.judging.optional), "primary": cls.primary,
         "measures": [{"name": m.name, "description": m.description, "missing": m.missing,
                       "answered_only": m.answered_only, "diagnostic": m.diagnostic,
                       "higher_better": m.higher_better} for m in cls.declared],

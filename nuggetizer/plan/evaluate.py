@@ -58,12 +58,12 @@ def track_method(config: Track, name: str, base: Path, several: bool, only: set[
     targets = restrict_targets(make_targets(method, runs, retrieval, config.corpus,
                                             config.depth, config.allow_missing, "auto",
                                             config.topics), only)
-    keyless, given = not method.needs_key, config.key_of(method.name)
+    keyless, given = not method.judging.needs_key, config.key_of(method.name)
     if keyless and given is not None and not several:
         raise ConfigError(f"track {config.name}: method {method.name} judges without an answer "
                           "key: leave out `key`")
-    key = None if keyless else given or base / method.key_file
-    plan = TrackMethod(method, base, targets, key, base / method.judgments_dir)
+    key = None if keyless else given or base / method.judging.key_file
+    plan = TrackMethod(method, base, targets, key, base / method.judging.judgments_dir)
     if given is None and not keyless and config.relevance is None:
         inputs, skipped = key_inputs_for(
             method, topics=config.topics, qrels=config.qrels, corpus=config.corpus,

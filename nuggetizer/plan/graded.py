@@ -209,7 +209,7 @@ def grade_then_build_plan(spec: PoolSpec, keys: KeySpec, graded_qrels: Path, key
     judgments and provenance), then the keys built into `key` from the passages graded >=
     the method's threshold. Both stages resume and replay; checked before any call."""
     method = keys.method
-    if "qrels" not in method.key_needs | method.key_reads:
+    if "qrels" not in method.judging.reads:
         raise ConfigError(f"--grade-pool: --method {method.name} does not build its keys "
                           "from judged passages")
     if not spec.run_paths and not spec.retrieval_runs:

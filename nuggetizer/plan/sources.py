@@ -97,10 +97,10 @@ def key_inputs_for(method: AnswerKeyMethod, *, topics: Path, qrels: Path | None,
     """Read (and check) what the method's keys are built from: the inputs, and how many
     topics have no passage to build from."""
     given = {"qrels": qrels, "corpus": corpus, "docs_runs": docs_runs or None}
-    for need in method.key_needs - {"reference"}:
+    for need in method.judging.needs - {"reference"}:
         if not given.get(need):
             raise ConfigError(f"--method {method.name} needs --{need.replace('_', '-')}")
-    if docs_runs and "docs_runs" not in method.key_needs | method.key_reads:
+    if docs_runs and "docs_runs" not in method.judging.reads:
         raise ConfigError(f"--docs-run: --method {method.name} does not build its keys from "
                           "retrieved passages")
     topic_map = read_topics(topics)
@@ -109,7 +109,7 @@ def key_inputs_for(method: AnswerKeyMethod, *, topics: Path, qrels: Path | None,
     return key_inputs(
         topic_map, qrels=read_qrels(qrels) if qrels else (), qrels_path=qrels, corpus=corpus,
         docs_runs=[read_trec_run(p) for p in docs_runs], depth=depth, min_grade=grade,
-        skip_without_documents=method.skip_without_documents)
+        skip_without_documents=method.judging.skip_without_documents)
 
 
 def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: Sequence[Path],
@@ -132,12 +132,12 @@ def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: 
     if warnings:
         click.echo(f"note: {len(warnings)} warnings of the track rules (`nuggetizer validate "
                    f"--track-rules {track}` lists them), e.g. {warnings[0]}", err=True)
-    answers = read_runs(runs, keep_unresolved=allow_missing and method.reads_citations)
+    answers = read_runs(runs, keep_unresolved=allow_missing and method.judging.citations)
     if (count := cut(answers, chosen)):
         click.echo(f"note: {count} reports over their length limit are cut to it before "
                    "judging, as their track scores them [ragtime length]", err=True)
     targets = answer_targets(answers)
-    if method.reads_citations:
+    if method.judging.citations:
         if corpus is None and not carry_documents(targets):
             raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus "
                               "(or report runs that carry them in `documents`)")
@@ -160,10 +160,10 @@ def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: 
 
 def check_key(method: AnswerKeyMethod, key: Path | None) -> None:
     """A key is given exactly when the method judges with one."""
-    if method.needs_key and key is None:
+    if method.judging.needs_key and key is None:
         raise ConfigError(f"--method {method.name} needs --key (its answer key file; "
                           "--nuggets for the nuggets)")
-    if not method.needs_key and key is not None:
+    if not method.judging.needs_key and key is not None:
         raise ConfigError(f"--method {method.name} judges without an answer key: leave out "
                           "--key/--nuggets")
 

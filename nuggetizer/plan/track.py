@@ -110,14 +110,14 @@ def _check_method(track: Track, method: Any, path: Path, several: bool) -> None:
         if track.key is not None:
             raise ConfigError(f"{path}: [relevance] builds the keys: give it or a `key` file, "
                               "not both")
-        if "qrels" not in method.key_needs | method.key_reads and not (
-                several and (not method.needs_key or method.name in track.method_keys)):
+        if "qrels" not in method.judging.reads and not (
+                several and (not method.judging.needs_key or method.name in track.method_keys)):
             raise ConfigError(f"{path}: [relevance]: method {method.name!r} does not build "
                               "its keys from judged passages")
         if track.corpus is None or not (track.runs or track.retrieval_runs):
             raise ConfigError(f"{path}: [relevance] needs a corpus and runs to pool")
     if track.key_of(method.name) is None:
-        missing = [n for n in ("qrels", "corpus") if n in method.key_needs
+        missing = [n for n in ("qrels", "corpus") if n in method.judging.needs
                    and getattr(track, n) is None
                    and not (n == "qrels" and track.relevance is not None)]
         if missing:
@@ -189,7 +189,7 @@ def load_track(name_or_file: str) -> Track:
         except ConfigError as exc:
             raise ConfigError(f"{path}: [{name}] {exc}") from exc
     track.method_keys = {name: Path(value) for name, value in own_keys.items()}
-    keyed = [name for name in names if made[name].needs_key and name not in own_keys]
+    keyed = [name for name in names if made[name].judging.needs_key and name not in own_keys]
     if track.key is not None and len(keyed) > 1:
         raise ConfigError(f"{path}: `key` is one method's answer key, and {', '.join(keyed)} "
                           "each judge with one: leave it out (each builds its own)")

@@ -41,7 +41,7 @@ class ScoreTable:
     notes: list[str] = field(default_factory=list)  # where judgments and the key disagree
     empty: dict[str, list[str]] = field(default_factory=dict)  # run: topics with nothing judged
     left_out: Counter[str] = field(default_factory=Counter)  # e.g. "answers with nothing judged"
-    extras: dict[str, str] = field(default_factory=dict)  # a run_level method's other tables
+    extras: dict[str, str] = field(default_factory=dict)  # a method scored per run's other tables
 
     @property
     def judged_nothing(self) -> bool:
@@ -89,9 +89,9 @@ def score_judged(
     lenient: bool = False, topics: Sequence[str] | None = None,
 ) -> ScoreTable:
     """Score judgments against `keys` (whose topics are the universe; without keys, `topics`,
-    else every topic judged; a key of None stands for a topic without its key record). Methods
-    that score from the whole topic's pool (`needs_pool`) are given it; the others are scored as
-    the judgments stream by and only their scores are kept."""
+    else every topic judged; a key of None stands for a topic without its key record). Methods that
+    score from the whole topic's pool (`judging.scoring` "pool") are given it; the others are
+    scored as the judgments stream by and only their scores are kept."""
     notes: list[str] = []
     unjudged: dict[str, int] = {}
     kinds: Counter[str] = Counter()
@@ -103,7 +103,7 @@ def score_judged(
     left_out: Counter[str] = Counter()
     universe = dict.fromkeys(topics) if topics is not None else None
     pools: dict[str, list[Judged]] = {}
-    every: list[Judged] = []  # a run_level method's judgments with something judged
+    every: list[Judged] = []  # a method scored per run's judgments with something judged
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic objects: the collector would only rescan them
     try:
@@ -126,9 +126,9 @@ def score_judged(
             seen.setdefault(item.qid)
             if checked.warning is not None:
                 warnings.setdefault(item.qid, checked.warning)
-            if method.needs_pool:
+            if method.judging.scoring == "pool":
                 pools.setdefault(item.qid, []).append(item)
-            elif method.run_level:
+            elif method.judging.scoring == "runs":
                 every.append(item)
             else:
                 row = method.score(key, item.record, ())
@@ -137,7 +137,7 @@ def score_judged(
         if collecting:
             gc.enable()
     order = list(keys if keys is not None else universe if universe is not None else seen)
-    if method.run_level:
+    if method.judging.scoring == "runs":
         return _run_level(method, every, order, outside, notes, empty, left_out, kinds)
     for qid, pool in pools.items():
         records = [j.record for j in pool]
@@ -158,7 +158,8 @@ def score_judged(
 def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], outside: int,
                notes: list[str], empty: dict[str, list[str]], left_out: Counter[str],
                kinds: Counter[str]) -> ScoreTable:
-    """The table of a `run_level` method: its `score_runs` over every judgment with something
+    """The table of a method scored per run (`judging.scoring` "runs"): its `score_runs` over every
+    judgment with something
     judged at once (those with nothing judged are left out and counted as for every method;
     the unjudged items per run are the method's to count, its judgments' ids not being
     runs)."""

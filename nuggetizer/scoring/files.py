@@ -65,7 +65,7 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
     """Score judgment files (or folders of them) against the key (else over the `topics`
     file's topics, else every topic judged); write the tables `out` names."""
     key, topics, only, lenient = scope.key, scope.topics, scope.only, scope.lenient
-    if key is None and not method.scores_without_key:
+    if key is None and method.judging.scored_with_key:
         raise ConfigError(f"--method {method.name} needs --key (its answer key file)")
     if out.diversity is not None and not isinstance(method, DiversityQrels):
         raise ConfigError(f"--diversity-qrels: --method {method.name} writes no diversity qrels")
@@ -96,7 +96,7 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
     if hashing is not None:
         hashing.join()
     write_tables(table, out.output, out.per_topic)
-    if out.output is not None:  # a run_level method's other tables, beside the leaderboard
+    if out.output is not None:  # a method scored per run's other tables, beside the leaderboard
         for name, text in table.extras.items():
             write_text_atomic(out.output.with_name(f"{out.output.stem}.{name}.tsv"), text)
     if out.autojudge is not None:

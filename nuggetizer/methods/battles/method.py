@@ -1,14 +1,14 @@
 """Pairwise battles, TREC RAG 2026's first evaluation (../shared/METHODS.md section 8): per
 narrative, two runs' answers side by side, blind, and the judge picks the better one or a tie.
 
-The judged unit is a battle, (topic, run A, run B) with run A < run B, not a (run, topic): the
-flow judges battles with `judge_battle` (methods/battles/step.py journals and resumes them by that
-triple) and scores them all at once (`run_level`: a Bradley-Terry fit is not a mean over
-topics). The prompt (prompts/battle_judge.*.jinja) follows MT-Bench's pairwise judge and shows
-no run id. Both presentation orders by default (`both_orders`): order 1 shows run A first,
-order 2 run B first; a verdict that flips with the order is a tie (MT-Bench's rule, counted as
-a flip); with one order, which run goes first is a seeded hash of the battle. A verdict that
-never parses is unjudged: the battle has no result (counted, never a tie).
+The judged unit is a battle, (topic, run A, run B) with run A < run B, not a (run, topic): the flow
+judges battles with `judge_battle` (methods/battles/step.py journals and resumes them by that
+triple) and scores them all at once (`judging.scoring` "runs": a Bradley-Terry fit is not a mean
+over topics). The prompt (prompts/battle_judge.*.jinja) follows MT-Bench's pairwise judge and shows
+no run id. Both presentation orders by default (`both_orders`): order 1 shows run A first, order 2
+run B first; a verdict that flips with the order is a tie (MT-Bench's rule, counted as a flip);
+with one order, which run goes first is a seeded hash of the battle. A verdict that never parses is
+unjudged: the battle has no result (counted, never a tie).
 
 Judgment record: `{"qid", "run_a", "run_b", "narrative", "orders": [{"first": run shown as
 A, "verdict": "A"|"B"|"tie"|"unjudged", "error"?, "raw"?}], "result": "a"|"b"|"tie"|
@@ -32,6 +32,7 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
 from nuggetizer.interface.declare import check_choices, setting
+from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.verdicts import SWAPPED
@@ -153,10 +154,7 @@ class BattlesMethod(AnswerKeyMethod):
     primary = "bt_score"
     targets = ("answer",)  # answers, judged in pairs (a Target and its `opponent`)
     config_type = BattlesConfig
-    judgments_dir = "battles"
-    needs_key = False
-    scores_without_key = True
-    run_level = True
+    judging = Judging.keyless(judgments_dir="battles", scoring="runs")
 
     @classmethod
     def holds(cls, path: Path) -> bool:

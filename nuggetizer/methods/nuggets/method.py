@@ -31,6 +31,7 @@ from nuggetizer.interface.base import (
     Outcome,
     Target,
 )
+from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.nuggets import (
@@ -70,11 +71,9 @@ class NuggetsMethod(AnswerKeyMethod):
     primary = "V_strict"
     targets = ("answer",)
     config_type = NuggetConfig
-    key_needs = frozenset({"qrels", "corpus"})
-    key_file = "nuggets.jsonl"
-    judgments_dir = "assessments"
-    scores_without_key = True
-    skip_without_documents = True
+    judging = Judging.keyed(needs={"qrels", "corpus"}, file="nuggets.jsonl",
+                            skip_without_documents=True, judgments_dir="assessments",
+                            scored_with_key=False)
 
     # where the sub-narratives the nuggets are mapped to came from (None: not mapped)
     sub_narrative_source: dict[str, str] | None = None

@@ -35,6 +35,7 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.interface.declare import check_choices, setting
+from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
@@ -90,8 +91,7 @@ class RubricsMethod(AnswerKeyMethod):
     primary = "compliance"
     targets = ("answer",)
     config_type = RubricsConfig
-    key_file = "rubrics.jsonl"
-    judgments_dir = "rubrics"
+    judging = Judging.keyed(file="rubrics.jsonl", judgments_dir="rubrics")
     sheet_hint = ("fill label with satisfied, partially_satisfied (ternary grading) or "
                   "not_satisfied (S, PS, NS); a negative weight marks "
                   "a failure mode, satisfied when the answer shows it; unjudged where it cannot "

@@ -44,6 +44,7 @@ from nuggetizer.interface.base import (
     resolve,
 )
 from nuggetizer.interface.declare import check_choices, setting
+from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
@@ -92,10 +93,7 @@ class SupportMethod(AnswerKeyMethod):
     primary = "support_recall"
     targets = ("answer",)
     config_type = SupportConfig
-    judgments_dir = "support"
-    needs_key = False
-    scores_without_key = True
-    reads_citations = True
+    judging = Judging.keyless(judgments_dir="support", citations=True)
     sheet_hint = ("fill label with full_support, partial_support or no_support (FS, PS, NS); "
                   "unjudged where the pair cannot be judged")
 
