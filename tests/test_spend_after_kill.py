@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emulated import Server, emulator, kill_after, small_track
+from emulated import Server, emulator, kill_after, kill_when, small_track
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tracks" / "sample"
 PRICES = ("--price-in", "2", "--price-out", "8")
 # One server per invocation: the requests a killed command left waiting are never answered
 # (one server, lifting its hold, would answer them to no one: spend no client could count).
@@ -176,3 +177,69 @@ def test_battles_killed_midway_count_what_the_server_answered(tmp_path: Path) ->
     assert recorded["invocations"] == 2 and spent(recorded["history"][0]["usage"]) == \
         totals(first)
     assert said(done.stderr, "battles") == [totals(first)]
+
+
+# --- batched -----------------------------------------------------------------------------------
+
+def sample_track(tmp: Path) -> Path:
+    """The sample track, nugget creation in windows of 3 passages: rounds of batches."""
+    toml = tmp / "track.toml"
+    toml.write_text(
+        (SAMPLE / "track.toml").read_text().replace('"topics.tsv"', f'"{SAMPLE}/topics.tsv"')
+        .replace('"corpus.jsonl"', f'"{SAMPLE}/corpus.jsonl"').replace('"../../', f'"{ROOT}/')
+        .replace("window = 10", "window = 3") + "\n[prices]\ninput = 2\noutput = 8\n")
+    return toml
+
+
+def evaluate(toml: Path, out: Path, url: str, cache: Path) -> list[str]:
+    return [str(Path(sys.executable).parent / "nuggetizer"), "evaluate", "--track", str(toml),
+            "-o", str(out), "--assessor", "openai:emulated", "--base-url", url, "--cache",
+            str(cache), "--batch-api", "--batch-poll", "0.1"]
+
+
+STEPS = {"nuggetize": ("nuggets.jsonl.usage.json",), "assign": ("assessments", "usage.json")}
+
+
+@pytest.fixture(scope="module")
+def nuggetize_batches(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """How many batches the nuggetize step of the batched sample evaluation sends (each
+    leaves its request file)."""
+    tmp = tmp_path_factory.mktemp("batched")
+    with emulator(tmp) as server:
+        run(evaluate(sample_track(tmp), tmp / "out", server.url, tmp / "c.sqlite"))
+    return len(list((tmp / "out" / ".batches").glob("*nuggetize-*.requests.jsonl")))
+
+
+@pytest.mark.parametrize("point", ["polling the first batch", "between rounds",
+                                   "in the second step"])
+def test_batched_usage_equals_the_server_after_a_sigkill_and_a_resume(
+        tmp_path: Path, nuggetize_batches: int, point: str) -> None:
+    """Killed while a batch is held (batch_hold_from): before any answer came back, after the
+    first round's answers were folded into the cache (the resume replays them: they count as
+    batch answers, not cache hits), and once the first step is done and the second's batch is
+    held. The steps' usage adds up to the lines the server answered, at the batch price."""
+    assert nuggetize_batches >= 2  # windows of 3 passages, then importance
+    hold_from = {"polling the first batch": 1, "between rounds": 2,
+                 "in the second step": nuggetize_batches + 1}[point]
+    toml, out, cache = sample_track(tmp_path), tmp_path / "out", tmp_path / "c.sqlite"
+    with emulator(tmp_path) as server:
+        server.control(batch_hold_from=hold_from)
+        command = evaluate(toml, out, server.url, cache)
+        kill_when(command, lambda: server.stats()["batches"]["batches"] >= hold_from,
+                  env=environment(), cwd=ROOT, settle=0.5)
+        at_kill = server.stats()["batches"]["lines"]
+        server.control(batch_hold_from=None)
+        done = run(command)
+        lines = answered(server, "batch")
+        assert not answered(server, "live") and server.stats()["batches"]["batches"] == \
+            nuggetize_batches + 1
+    assert len(lines) == len({r["digest"] for r in lines}) >= at_kill > 0
+    recorded = [usage(out.joinpath(*STEPS[step]))["usage"] for step in STEPS]
+    assert [spent(r) for r in recorded] == [(0, 0, 0)] * 2  # nothing live
+    batch = tuple(map(sum, zip(*(spent(r, batch=True) for r in recorded))))
+    assert batch == totals(lines), done.stderr
+    assert sum(r["cost"] for r in recorded) == pytest.approx(cost(totals(lines), batch=True))
+    if point == "between rounds":  # the first round's answers, folded before the kill
+        assert re.search(r"[1-9]\d* answers folded by an earlier command", done.stderr), \
+            done.stderr
+    assert not list(out.rglob("*.spend"))
