@@ -156,6 +156,29 @@ def test_killed_twice_then_resumed_counts_both_killed_invocations(tmp_path: Path
     assert said(done.stderr, "assign") == [totals(first), totals(second)]
 
 
+def test_a_damaged_spend_journal_stops_the_resume_with_the_line_to_fix(tmp_path: Path,
+                                                                       track) -> None:
+    """A line damaged before the last (not a torn write): the resume names the file, the line
+    and the fix, writes nothing, and leaves the journal as it was."""
+    out, cache = tmp_path / "out", tmp_path / "c.sqlite"
+    with emulator(tmp_path, *SERVER, name="first") as server:
+        kill_after(server, assign(track, out, server.url, cache), 3, env=environment())
+    journal = out / "usage.json.spend"
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3 and all(json.loads(x)["calls"] == 1 for x in lines)
+    damaged = "\n".join(["{not json", *lines[1:]]) + "\n"
+    journal.write_text(damaged, encoding="utf-8")
+    with emulator(tmp_path, *SERVER, name="second") as server:
+        done = subprocess.run(assign(track, out, server.url, cache), env=environment(),
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert not answered(server, "live")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{journal}:1: corrupt journal line (not the last one) in the spend journal of a " \
+        "killed invocation: repair the line, or delete the file" in done.stderr
+    assert journal.read_text(encoding="utf-8") == damaged
+    assert not (out / "usage.json").exists() and not list(out.glob("*.jsonl"))
+
+
 def test_battles_killed_midway_count_what_the_server_answered(tmp_path: Path) -> None:
     """The issue's case: battles killed after some answers, then resumed."""
     from test_battles import TOPICS, baselines, battles_args

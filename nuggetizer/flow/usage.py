@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors.stats import PAYER
+from nuggetizer.errors import InputError
 from nuggetizer.flow.provenance import (
     read_json_object,
     usage_of_input,
@@ -161,7 +162,13 @@ class UsageLedger:
         """Invocation id -> {"usage": what it journalled as paid, "started", "prices"}, for
         the invocations of this step that paid for anything."""
         runs: dict[str, dict[str, Any]] = {}
-        for line in self.spend.load():
+        try:
+            lines = self.spend.load()
+        except InputError as exc:
+            raise InputError(exc.path, exc.line, f"{exc.message} in the spend journal of a "
+                             "killed invocation: repair the line, or delete the file (its spend "
+                             "is then not counted)") from None
+        for line in lines:
             run = runs.setdefault(str(line.get("id")), {"usage": {}})
             for name in ("step", "started", "prices"):
                 if name in line:
