@@ -128,6 +128,10 @@ def test_live_usage_equals_the_server_after_a_sigkill_and_a_resume(
     assert killed["killed"] and not killed["finished"] and "open" not in killed
     assert spent(killed["usage"]) == totals(first)
     assert killed["usage"]["cost"] == pytest.approx(cost(totals(first)))
+    if checkpoints:  # what only the checkpoint knew is kept: its other counters, its time
+        assert set(before["history"][0]["usage"]) <= set(killed["usage"])  # retries, ...
+        assert killed["ended"] == before["history"][0]["ended"] is not None
+        assert killed["id"] == before["history"][0]["id"]
     assert resumed["finished"] and spent(resumed["usage"])[0] == needed - at
     assert said(done.stderr, "assign") == [totals(first)]
     assert not (out / "usage.json.spend").exists()

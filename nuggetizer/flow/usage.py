@@ -193,11 +193,11 @@ class UsageLedger:
             entry = entries.get(inv)
             if entry is not None and not entry.get("open"):
                 continue  # its last write was made: counted there
-            killed = _killed_entry(inv, run)
+            killed = _killed_entry(inv, run, entry)
             if entry is None:
                 earlier["history"].append(killed)
                 earlier["invocations"] = int(earlier["invocations"]) + 1
-            else:  # a checkpoint: the journal holds what it counted, and what came after
+            else:  # a checkpoint: the journal holds what it paid for, and what came after
                 entry.clear()
                 entry.update(killed)
             recovered.append(killed)
@@ -280,15 +280,20 @@ class UsageLedger:
         return record
 
 
-def _killed_entry(inv: str, run: Mapping[str, Any]) -> dict[str, Any]:
-    """The history entry of a killed invocation from what its spend journal holds."""
-    usage: dict[str, Any] = dict(run["usage"])
+def _killed_entry(inv: str, run: Mapping[str, Any], checkpoint: Mapping[str, Any] | None
+                  ) -> dict[str, Any]:
+    """The history entry of a killed invocation from what its spend journal holds; the other
+    counters (cache hits, retries, ...) and the end from its last `checkpoint`, if any."""
+    counted = dict((checkpoint or {}).get("usage") or {})
+    counted.pop("cost", None)
+    usage: dict[str, Any] = {**counted, **run["usage"]}
     prices = _prices(run.get("prices"))
     cost = cost_of(usage, prices)
     if cost is not None:
         usage["cost"] = cost
-    entry: dict[str, Any] = {"id": inv, "started": run.get("started"), "ended": None,
-                             "finished": False, "killed": True, "usage": usage}
+    entry: dict[str, Any] = {"id": inv, "started": run.get("started"),
+                             "ended": (checkpoint or {}).get("ended"), "finished": False,
+                             "killed": True, "usage": usage}
     recorded = prices.recorded(bool(usage.get("batch_calls"))) if prices is not None else None
     if recorded is not None:
         entry["prices"] = recorded
