@@ -25,7 +25,10 @@ Resuming: each batch's state (input file id, batch id) is written to FOLDER/.bat
 and after it is created; the request file beside it is named by the hash of its cache keys,
 so a command killed while polling, run again, records the same requests, finds the state and
 polls the same batch. The state is removed when the step ends; the request files are kept
-(vLLM's run_batch answers them too: `nuggetizer batch-import`).
+(vLLM's run_batch answers them too: `nuggetizer batch-import`). The answers of the batches
+whose state a killed command left are spent for the step when it replays them (batch
+answers, not cache hits), unless the killed command's spend journal already counted them
+(flow/usage.py).
 """
 
 from __future__ import annotations
