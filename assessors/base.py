@@ -43,7 +43,7 @@ from .protocol import (
 )
 from .reasoning import BudgetExhausted, budget_exhausted, env_cap, raised_budget
 from .retrying import RetryPolicy
-from .stats import Parsed, Stats
+from .stats import Parsed, Stats, paid
 
 if TYPE_CHECKING:
     from nuggetizer.cache import Cache
@@ -234,13 +234,18 @@ class Assessor(Adaptations, RetryPolicy):
                 # so the server gets it sooner (stored even if cancelled meanwhile)
                 await asyncio.sleep(0)
         finally:
-            self.stats.calls += 1
-            self.stats.prompt_tokens += completion.prompt_tokens
-            self.stats.completion_tokens += completion.completion_tokens
-            self.stats.reasoning_tokens += completion.reasoning_tokens
-            if key is not None and self.cache is not None:
-                self.cache.put(key, completion.to_json())
-            self.under_way -= 1
+            try:  # journalled before the cache holds it: a kill cannot keep one, lose the other
+                paid({"calls": 1, "prompt_tokens": completion.prompt_tokens,
+                      "completion_tokens": completion.completion_tokens,
+                      "reasoning_tokens": completion.reasoning_tokens})
+            finally:
+                self.stats.calls += 1
+                self.stats.prompt_tokens += completion.prompt_tokens
+                self.stats.completion_tokens += completion.completion_tokens
+                self.stats.reasoning_tokens += completion.reasoning_tokens
+                if key is not None and self.cache is not None:
+                    self.cache.put(key, completion.to_json())
+                self.under_way -= 1
         return completion
 
     async def _call_with_retries(self, request: Request) -> Completion:

@@ -3,12 +3,44 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["Parsed", "Stats"]
+__all__ = ["PAYER", "Parsed", "Payer", "Stats", "paid", "paid_before"]
 
 T = TypeVar("T")
+
+
+class Payer(Protocol):
+    """What journals each answer paid for (run/usage.py), so a kill cannot lose its spend."""
+
+    def paid(self, spent: Mapping[str, int], key: str | None) -> None:
+        """Journal one answer's counters (`calls` or `batch_calls` and their tokens)."""
+        ...
+
+    def paid_before(self, key: str) -> bool:
+        """Whether an earlier, killed invocation already journalled the batch answer `key`."""
+        ...
+
+
+# The payer of the step being run (set by flow/steps.run_journalled for its duration); its
+# tasks inherit it, so an ensemble's members and a batch's replays reach it too.
+PAYER: ContextVar[Payer | None] = ContextVar("nuggetizer_payer", default=None)
+
+
+def paid(spent: Mapping[str, int], key: str | None = None) -> None:
+    """Tell the step's payer (if any) of one answer paid for, before the answer is used."""
+    payer = PAYER.get()
+    if payer is not None:
+        payer.paid(spent, key)
+
+
+def paid_before(key: str) -> bool:
+    """Whether the step's payer knows the batch answer `key` as spent by a killed invocation."""
+    payer = PAYER.get()
+    return payer is not None and payer.paid_before(key)
 
 
 @dataclass

@@ -25,7 +25,10 @@ Resuming: each batch's state (input file id, batch id) is written to FOLDER/.bat
 and after it is created; the request file beside it is named by the hash of its cache keys,
 so a command killed while polling, run again, records the same requests, finds the state and
 polls the same batch. The state is removed when the step ends; the request files are kept
-(vLLM's run_batch answers them too: `nuggetizer batch-import`).
+(vLLM's run_batch answers them too: `nuggetizer batch-import`). The answers of the batches
+whose state a killed command left are spent for the step when it replays them (batch
+answers, not cache hits), unless the killed command's spend journal already counted them
+(run/usage.py).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from nuggetizer.assessors.batch_api import request_line as _line
 from nuggetizer.assessors.openai_compat import parse_completion
 from nuggetizer.assessors.outcomes import adaptable_in
 from nuggetizer.assessors.protocol import Completion, RefusedError, Request, TransientError
+from nuggetizer.assessors.stats import paid, paid_before
 from nuggetizer.cache import Cache
 from nuggetizer.errors import ConfigError, NuggetizerError
 from nuggetizer.formats.writing import write_text_atomic
@@ -95,7 +99,10 @@ class BatchRound:
         replayed = assessor.replay(key)
         if replayed is not None:
             spent = None if self.collecting else self.folded.pop(key, None)
-            if spent is not None:  # a batch's answer: paid for, at the batch price
+            if spent is not None and not paid_before(key):  # paid for, at the batch price
+                paid({"batch_calls": 1, "batch_prompt_tokens": spent[0],
+                      "batch_completion_tokens": spent[1],
+                      "batch_reasoning_tokens": spent[2]}, key)
                 stats = assessor.stats
                 stats.batch_calls += 1
                 stats.batch_prompt_tokens += spent[0]
@@ -163,6 +170,7 @@ class Batcher:
         self.retries, self.max_rounds = retries, max_rounds
         self.failed: dict[str, str] = {}
         self.rounds = self.batches = self.sent = self.resumed = 0
+        self.recovered = 0  # answers an earlier, killed command folded and never used
         self.usage = [0, 0]  # prompt and completion tokens of the answers folded
         # the answers folded and not yet replayed by the step's real run, which counts them
         # as spent (Stats.batch_*): cache key -> (prompt, completion) tokens
@@ -172,6 +180,7 @@ class Batcher:
                   work: Callable[[Assessor, Path | None], Coroutine[Any, Any, T]]) -> T:
         """`work(assessor, folder)` (folder None: the real outputs) batched: rounds into
         throw-away folders until one records nothing, then the real run."""
+        self._count_folded(self._left_folded(step))
         for _ in range(self.max_rounds):
             collector = BatchRound(self.backend, self.failed, collecting=True)
             with tempfile.TemporaryDirectory(prefix="nuggetizer-batch-") as tmp:
@@ -204,6 +213,8 @@ class Batcher:
         """What the batches did, for the command's summary."""
         failed = f", {len(self.failed)} failed every time (left unjudged)" if self.failed else ""
         resumed = f", {self.resumed} resumed from an earlier command" if self.resumed else ""
+        if self.recovered:
+            resumed += f", {self.recovered} answers folded by an earlier command"
         return (f"batch: {self.sent} requests in {self.batches} batches over {self.rounds} "
                 f"rounds{resumed}{failed}; answers: {self.usage[0]} prompt + {self.usage[1]} "
                 "completion tokens at the batch price")
@@ -303,16 +314,39 @@ class Batcher:
 
     def _add_folded(self, folded: dict[str, tuple[int, int, int]]) -> None:
         """Answers folded into the cache, to be counted as spent when the step uses them."""
-        self.folded.update(folded)
-        self.usage[0] += sum(spent[0] for spent in folded.values())
-        self.usage[1] += sum(spent[1] for spent in folded.values())
+        new = {key: spent for key, spent in folded.items() if key not in self.folded}
+        self.folded.update(new)
+        self.usage[0] += sum(spent[0] for spent in new.values())
+        self.usage[1] += sum(spent[1] for spent in new.values())
 
     def _count_folded(self, stored: dict[str, dict[str, Any] | None]) -> None:
         """The answers an earlier command folded (cache key -> the cache's JSON) and never
-        used: spent for this command's step."""
-        self._add_folded({key: (c.prompt_tokens, c.completion_tokens, c.reasoning_tokens)
-                          for key, data in stored.items() if data is not None
-                          for c in [Completion.from_json(data, cached=True)]})
+        used: spent for this command's step (those its killed step journalled as spent are
+        left out when replayed: `paid_before`)."""
+        found = {key: (c.prompt_tokens, c.completion_tokens, c.reasoning_tokens)
+                 for key, data in stored.items() if data is not None
+                 for c in [Completion.from_json(data, cached=True)]}
+        self.recovered += len(found)
+        self._add_folded(found)
+
+    def _left_folded(self, step: str) -> dict[str, dict[str, Any] | None]:
+        """What the cache holds for the requests of the batches an earlier command of `step`
+        sent and did not see through (their state is removed when a step ends): cache key ->
+        the cache's JSON (None: not answered), the requests whose lines failed left out."""
+        stored: dict[str, dict[str, Any] | None] = {}
+        for state_path in sorted(self.folder.glob(f"{step}-*.json")):
+            requests_path = state_path.with_name(state_path.stem + ".requests.jsonl")
+            try:
+                state = json.loads(state_path.read_text(encoding="utf-8"))
+                keys = [str(json.loads(line)["custom_id"]) for line in
+                        requests_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                failed = dict(state.get("failed") or {})
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # no batch was sent from it, or its files are not ours to read
+            for key in keys:
+                if key not in failed:
+                    stored[key] = self.cache.get(key)
+        return stored
 
     async def _poll(self, client: BatchClient, batch_id: str, total: int, label: str
                     ) -> dict[str, Any]:

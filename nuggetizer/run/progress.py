@@ -6,9 +6,10 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import click
@@ -211,3 +212,12 @@ def spend_text(tokens: dict[str, Any], cost: float | None) -> str:
         text += (f", {tokens['batch_calls']} batch answers ({tokens.get('batch_prompt_tokens', 0)}"
                  f" + {tokens.get('batch_completion_tokens', 0)} tokens)")
     return text + ("" if cost is None else f", cost {float(cost):.4f}")
+
+
+def say_recovered(label: str, entries: Sequence[dict[str, Any]], usage: Path) -> None:
+    """One line per killed invocation whose spend was recovered from its journal."""
+    for entry in entries:
+        spent = entry.get("usage") or {}
+        click.echo(f"{label}: the invocation started {entry.get('started')} was killed; it had "
+                   f"spent {spend_text(spent, spent.get('cost'))} (from its spend journal), "
+                   f"now counted in {usage}", err=True)

@@ -7,6 +7,7 @@ line, run units concurrently under the assessor's limit, show progress and end w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import Interrupted
 from nuggetizer.formats.writing import run_file_name
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target
-from nuggetizer.run.progress import Progress, Summary, progress_bar, usage_of
+from nuggetizer.run.progress import Progress, Summary, progress_bar, say_recovered, usage_of
 from nuggetizer.run.provenance import provenance
 from nuggetizer.run.resume import ResumableOutput
 from nuggetizer.run.usage import UsageLedger
@@ -71,14 +72,18 @@ async def run_journalled(
     concurrently under the assessor's limit; stamp each record with `stamp`, hand it to `keep`
     (which journals it at once), count it in `summary` and show progress. What it spent is
     written to `usage` (run/usage.py) at the end, when interrupted, and now and then while
-    it runs; Interrupted when the assessor was stopped (Ctrl-C) before every unit was done."""
+    it runs, each answer paid for journalled as it comes (what a killed invocation spent is
+    said, and counted); Interrupted when the assessor was stopped (Ctrl-C) before every unit
+    was done."""
     before = assessor.stats.as_dict()
+    if usage is not None:
+        say_recovered(label, usage.recovered, usage.path)
 
-    def settle(finished: bool) -> None:
+    def settle(finished: bool, last: bool = True) -> None:
         summary.tokens = usage_of(before, assessor.stats.as_dict())
         summary.prices = assessor.prices
         if usage is not None:
-            record = usage.write(summary.tokens, summary.prices, finished)
+            record = usage.write(summary.tokens, summary.prices, finished, last=last)
             summary.total, summary.invocations = record["usage"], record["invocations"]
 
     async def one(unit: U, bar: Progress) -> None:
@@ -94,11 +99,13 @@ async def run_journalled(
         summary.unjudged += outcome.unjudged
         bar.update(1)
         if usage is not None and usage.due():
-            settle(False)
+            settle(False, last=False)
 
     finished = False
+    paying = usage.paying(assessor.prices) if usage is not None else contextlib.nullcontext()
     try:
-        with progress_bar(len(todo), label, unit=summary.unit, resumed=summary.resumed) as bar:
+        with paying, progress_bar(len(todo), label, unit=summary.unit,
+                                  resumed=summary.resumed) as bar:
             await run_bounded(todo, lambda unit: one(unit, bar), _in_flight(assessor),
                               lambda: assessor.stopping)
         if assessor.stopping:

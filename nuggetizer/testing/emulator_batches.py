@@ -9,6 +9,8 @@ logged with "via": "batch"), so a batch's answer is the live answer to the same 
 Settings (POST /_control, with the chat ones):
   batch_polls      a batch whose lines are answered ends at its Nth GET (default 1)
   batch_hold       true: every batch stays in_progress (a command can be killed while polling)
+  batch_hold_from  N: the Nth batch created and every later one stay in_progress (the earlier
+                   ones end: a command can be killed between rounds)
   batch_expire     N: a batch answers only its first N lines, then ends "expired"
   batch_fail_rate  share of lines answered HTTP 500 in the error file (a hash of the seed, the
                    line's custom_id and how many times that custom_id was batched before)
@@ -49,6 +51,7 @@ class Batches:
     def __init__(self, emulator: Any) -> None:
         self.emulator = emulator
         self.settings: dict[str, Any] = {"batch_polls": 1, "batch_hold": False,
+                                         "batch_hold_from": None,
                                          "batch_expire": None, "batch_fail_rate": 0.0,
                                          "batch_fail": [], "batch_busy": 0}
         self.counts = {"files": 0, "batches": 0, "lines": 0, "polls": 0, "busy": 0}
@@ -128,7 +131,7 @@ class Batches:
         self.counts["polls"] += 1
         self.polls[batch_id] += 1
         task = self.tasks[batch_id]
-        if (batch["status"] not in TERMINAL and task.done() and not self.settings["batch_hold"]
+        if (batch["status"] not in TERMINAL and task.done() and not self._held(batch_id)
                 and self.polls[batch_id] >= int(self.settings["batch_polls"])):
             output, errors = task.result()
             expired = self.settings["batch_expire"] is not None
@@ -139,6 +142,12 @@ class Batches:
             if errors:
                 batch["error_file_id"] = self._store(errors, "batch_output")["id"]
         return 200, {}, batch
+
+    def _held(self, batch_id: str) -> bool:
+        """Whether the batch stays in_progress (batch_hold, batch_hold_from)."""
+        start = self.settings["batch_hold_from"]
+        number = int(batch_id.split("_")[1])
+        return bool(self.settings["batch_hold"]) or (start is not None and number >= int(start))
 
     def _fails(self, line: dict[str, Any]) -> bool:
         custom_id = str(line.get("custom_id"))
