@@ -6,6 +6,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -114,6 +115,7 @@ class Summary:
     resumed: int = 0
     skipped: int = 0
     skipped_why: str = ""
+    also_skipped: Counter[str] = field(default_factory=Counter)  # skipped for other reasons
     unjudged: int = 0
     started: float = field(default_factory=time.monotonic)
     tokens: dict[str, int] | None = None  # this invocation's usage (see `usage_of`)
@@ -139,6 +141,7 @@ class Summary:
             parts[0] += f" ({self.resumed} resumed)"
         if self.skipped:
             parts.append(f"{self.skipped} skipped ({self.skipped_why})")
+        parts += [f"{n} skipped ({why})" for why, n in sorted(self.also_skipped.items())]
         if stats is not None:
             parts.append(f"{stats.calls} calls")
             parts.append(f"{stats.cache_hits} cache hits")

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StrictInt, StrictStr
 
-from nuggetizer.formats.records import Id, JudgmentIds, KeyIds, Number, Record
+from nuggetizer.formats.records import Id, JudgmentIds, KeyIds, Number, Record, Text
 
 Rating = Annotated[StrictInt, Field(ge=0, le=5)]
 
@@ -95,9 +95,10 @@ class SupportJudgment(JudgmentIds):
 
 
 class Criterion(Record):
-    """A rubric criterion: its text, weight (negative: a failure mode) and axis."""
+    """A rubric criterion: its text (not empty: an empty one cannot be graded), weight
+    (negative: a failure mode) and axis."""
 
-    criterion: StrictStr
+    criterion: Text
     weight: Number
     axis: StrictStr = ""
 

@@ -1,0 +1,177 @@
+"""Nothing lost, nothing silent (issue 28), on inputs written here: rubric keys checked as
+strictly as sheets (an empty criterion refused, a topic without criteria left out and counted,
+a key changed since judging named at scoring); an ensemble's summary naming the judge whose
+votes are missing; the Python API refusing wrong arguments at the door with the toolkit's own
+error, and its assessors closing as context managers; battles between runs with no topic in
+common refused, and their summary counting battles and presentation orders apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from nuggetizer.cli import cli
+
+KEY = {"qid": "t1", "rubrics": [
+    {"criterion": "Names the three causes.", "weight": 5.0, "axis": "Explicit Criteria"},
+    {"criterion": "Compares the two periods.", "weight": 4.0, "axis": "Synthesis"},
+    {"criterion": "Defines each acronym.", "weight": 2.0, "axis": "Communication"},
+    {"criterion": "Gives a wrong date.", "weight": -3.0, "axis": "Implicit Criteria"},
+]}
+EMPTY = {"qid": "t2", "rubrics": []}
+
+
+
+def run_cli(*args: object) -> Result:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    return result
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def answer(run_id: str, qid: str) -> dict[str, Any]:
+    """One answer of a TREC RAG 2024-format run."""
+    return {"run_id": run_id, "topic_id": qid, "topic": f"what happened in {qid}?",
+            "references": [], "response_length": 9,
+            "answer": [{"text": f"{run_id} says three causes led to {qid}.", "citations": []}]}
+
+
+def write_run(path: Path, run_id: str, qids: list[str]) -> Path:
+    return write_jsonl(path, [answer(run_id, q) for q in qids])
+
+
+def error_line(result: Result) -> str:
+    """The one line of a refused command."""
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def judged_lines(folder: Path, run_id: str) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (folder / f"{run_id}.jsonl").read_text().splitlines()]
+
+
+# --- rubric keys -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["", "   ", "\t"])
+def test_an_empty_criterion_is_refused_before_anything_is_judged(tmp_path: Path,
+                                                                 text: str) -> None:
+    bad = dict(KEY, rubrics=[*KEY["rubrics"][:2], dict(KEY["rubrics"][2], criterion=text)])
+    key = write_jsonl(tmp_path / "key.jsonl", [bad])
+    run = write_run(tmp_path / "run.jsonl", "r1", ["t1"])
+    result = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o",
+                     tmp_path / "judged", "--assessor", "mock", "--no-cache")
+    assert result.exit_code == 2
+    line = error_line(result)
+    assert line == (f"error: {key}:1: field 'rubrics[2].criterion' is empty: write what the "
+                    "answer is graded on, or remove the criterion")
+    assert not (tmp_path / "judged").exists()
+    scored = run_cli("score", "--method", "rubrics", "--key", key, tmp_path, "-o",
+                     tmp_path / "board.tsv")
+    assert scored.exit_code == 2 and "rubrics[2].criterion" in error_line(scored)
+    assert not (tmp_path / "board.tsv").exists()
+
+
+def test_a_topic_without_criteria_is_left_out_and_counted_never_zero(tmp_path: Path) -> None:
+    key = write_jsonl(tmp_path / "key.jsonl", [KEY, EMPTY])
+    run = write_run(tmp_path / "run.jsonl", "r1", ["t1", "t2"])
+    judged = tmp_path / "judged"
+    made = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o", judged,
+                   "--assessor", "mock", "--no-cache")
+    assert made.exit_code == 0, made.output
+    assert "1 answers, 1 skipped (topic's key has no criteria)" in made.output
+    assert [r["qid"] for r in judged_lines(judged, "r1")] == ["t1"]
+    # a judgment of t2 written before (no criteria: the old record) is not scored 0 either
+    old = dict(judged_lines(judged, "r1")[0], qid="t2", criteria=[], unjudged=0)
+    del old["provenance"]  # it records t1's key
+    write_jsonl(judged / "r2.jsonl", [dict(old, run_id="r2")])
+    board, per_topic = tmp_path / "board.tsv", tmp_path / "pt.tsv"
+    scored = run_cli("score", "--method", "rubrics", "--key", key, judged, "-o", board,
+                     "--per-topic", per_topic)
+    assert scored.exit_code == 0, scored.output
+    assert "1 topics, " in scored.output
+    assert "1 topics with no criteria in the key (left out, no score)" in scored.output
+    rows = [line.split("\t") for line in per_topic.read_text().splitlines()[1:]]
+    assert {(r[0], r[1]) for r in rows} == {("r1", "t1"), ("r1", "all")}  # no t2 row, no 0
+    assert "r2" not in board.read_text()
+    sidecar = json.loads(Path(f"{board}.provenance.json").read_text())
+    assert sidecar["left_out"] == {"topics with no criteria in the key": 1}
+
+
+def test_a_rubrics_file_without_any_criterion_is_refused(tmp_path: Path) -> None:
+    key = write_jsonl(tmp_path / "key.jsonl", [EMPTY, dict(EMPTY, qid="t3")])
+    run = write_run(tmp_path / "run.jsonl", "r1", ["t2"])
+    result = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o",
+                     tmp_path / "judged", "--assessor", "mock", "--no-cache")
+    assert result.exit_code == 2
+    assert error_line(result) == (f"error: {key}: none of its 2 topics has a criterion (every "
+                                  "'rubrics' list is empty): nothing to grade")
+    assert not (tmp_path / "judged").exists()
+
+
+def judge_key(tmp_path: Path) -> tuple[Path, Path]:
+    """KEY's rubric judged for one run with the mock backend: (key file, judgments)."""
+    key = write_jsonl(tmp_path / "key.jsonl", [KEY])
+    run = write_run(tmp_path / "run.jsonl", "r1", ["t1"])
+    judged = tmp_path / "judged"
+    made = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o", judged,
+                   "--assessor", "mock", "--no-cache")
+    assert made.exit_code == 0, made.output
+    return key, judged
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda c: c[2].update(weight=7), "criterion 3: weight 2.0 when judged, 7.0 in the "
+                                      "rubrics file"),
+    (lambda c: c[0].update(criterion="Names two causes."), "criterion 1: text 'Names the "
+                                                           "three causes.' when judged"),
+    (lambda c: c.append({"criterion": "Is short.", "weight": 1}), "4 criteria judged, 5 in "
+                                                                  "the rubrics file"),
+])
+def test_a_key_changed_since_judging_is_named_at_scoring(tmp_path: Path, edit: Any,
+                                                         said: str) -> None:
+    key, judged = judge_key(tmp_path)
+    (record,) = judged_lines(judged, "r1")
+    assert len(record["provenance"]["key_sha256"]) == 64
+    changed = json.loads(json.dumps(KEY))
+    edit(changed["rubrics"])
+    write_jsonl(key, [changed])
+    board = tmp_path / "board.tsv"
+    scored = run_cli("score", "--method", "rubrics", "--key", key, judged, "-o", board)
+    assert scored.exit_code == 2
+    line = error_line(scored)
+    assert line.startswith(f"error: {judged / 'r1.jsonl'}:1: run 'r1' topic 't1' was judged "
+                           "against another rubric") and said in line
+    assert not board.exists()
+    lenient = run_cli("score", "--method", "rubrics", "--key", key, judged, "-o", board,
+                      "--lenient")
+    assert lenient.exit_code == 0 and "scored as judged" in lenient.output
+
+
+def test_a_judgment_whose_recorded_key_hash_differs_is_named(tmp_path: Path) -> None:
+    key, judged = judge_key(tmp_path)
+    (record,) = judged_lines(judged, "r1")
+    record["provenance"]["key_sha256"] = "0" * 64
+    write_jsonl(judged / "r1.jsonl", [record])
+    scored = run_cli("score", "--method", "rubrics", "--key", key, judged, "-o",
+                     tmp_path / "board.tsv")
+    assert scored.exit_code == 2
+    assert "its provenance records key hash 000000000000" in error_line(scored)
+
+
+def test_an_unchanged_key_scores_clean(tmp_path: Path) -> None:
+    key, judged = judge_key(tmp_path)
+    write_jsonl(key, [dict(KEY, rubrics=[dict(c, weight=int(c["weight"]))
+                                         for c in KEY["rubrics"]])])  # 5 and 5.0: one weight
+    scored = run_cli("score", "--method", "rubrics", "--key", key, judged, "-o",
+                     tmp_path / "board.tsv")
+    assert scored.exit_code == 0, scored.output
+    assert "note:" not in scored.output
