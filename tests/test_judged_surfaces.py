@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import scripted
 from click.testing import CliRunner, Result
 
 from nuggetizer.cli import cli
@@ -24,6 +25,9 @@ KEY = {"qid": "t1", "rubrics": [
 ]}
 EMPTY = {"qid": "t2", "rubrics": []}
 
+scripted.SCRIPTS["satisfied"] = scripted.by_prompt(lambda _: '{"verdict": "Satisfied"}')
+scripted.SCRIPTS["satisfied-too"] = scripted.by_prompt(lambda _: '{"verdict": "Satisfied"}')
+scripted.SCRIPTS["rambler"] = scripted.by_prompt(lambda _: "Well, it depends on the reader.")
 
 
 def run_cli(*args: object) -> Result:
@@ -175,3 +179,30 @@ def test_an_unchanged_key_scores_clean(tmp_path: Path) -> None:
                      tmp_path / "board.tsv")
     assert scored.exit_code == 0, scored.output
     assert "note:" not in scored.output
+
+
+# --- ensembles -------------------------------------------------------------------------------
+
+def test_a_judge_that_never_parses_is_named_in_the_summary(tmp_path: Path) -> None:
+    key = write_jsonl(tmp_path / "key.jsonl", [KEY])
+    run = write_jsonl(tmp_path / "run.jsonl", [answer("r1", "t1")])
+    judged = tmp_path / "judged"
+    made = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o", judged,
+                   "--no-cache", "--set", "reasks=0", "--assessor", "scripted:satisfied",
+                   "--assessor", "scripted:rambler", "--assessor", "scripted:satisfied-too")
+    assert made.exit_code == 0, made.output
+    assert "0 unjudged, the judges disagree on 0 of 4 items" in made.output
+    assert ("4 of 12 votes missing (scripted:rambler: 4 of 4 never parsed or refused)"
+            in made.output)
+    (record,) = judged_lines(judged, "r1")
+    assert all(c["missing"] == 1 for c in record["ensemble"]["calls"])
+
+
+def test_an_ensemble_whose_judges_all_answer_misses_no_vote(tmp_path: Path) -> None:
+    key = write_jsonl(tmp_path / "key.jsonl", [KEY])
+    run = write_jsonl(tmp_path / "run.jsonl", [answer("r1", "t1")])
+    made = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o",
+                   tmp_path / "judged", "--no-cache", "--assessor", "scripted:satisfied",
+                   "--assessor", "scripted:satisfied-too")
+    assert made.exit_code == 0, made.output
+    assert "0 of 8 votes missing," in made.output and "never parsed" not in made.output

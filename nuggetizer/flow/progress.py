@@ -123,6 +123,7 @@ class Summary:
     voted: int = 0  # items an ensemble voted on (flow/votes.py)
     disagreements: int = 0  # of those, the items whose votes differ
     disagreement_list: Any = None  # where they are listed
+    votes: dict[str, tuple[int, int]] = field(default_factory=dict)  # judge: (missing, asked)
     total: dict[str, Any] | None = None  # the usage of every invocation of the step so far
     invocations: int = 1  # invocations of the step whose usage `total` sums (flow/usage.py)
 
@@ -132,6 +133,16 @@ class Summary:
         if self.prices is None or self.tokens is None:
             return None
         return self.prices.spent(self.tokens)
+
+    def missing_votes_text(self) -> str:
+        """`M of V votes missing (J: m of v never parsed or refused; ...)`: per judge of an
+        ensemble, the votes it never gave (the items were aggregated over the others)."""
+        missing = sum(m for m, _ in self.votes.values())
+        asked = sum(a for _, a in self.votes.values())
+        text = f"{missing} of {asked} votes missing"
+        short = [f"{judge}: {m} of {a} never parsed or refused"
+                 for judge, (m, a) in self.votes.items() if m]
+        return text + (f" ({'; '.join(short)})" if short else "")
 
     def line(self, stats: Stats | None = None) -> str:
         """`step: N topics (M resumed), K skipped (why), C calls, H cache hits, U unjudged,
@@ -158,6 +169,7 @@ class Summary:
         if self.voted:
             parts.append(f"the judges disagree on {self.disagreements} of {self.voted} items "
                          f"(listed in {self.disagreement_list})")
+            parts.append(self.missing_votes_text())
         if self.tokens is not None:
             parts.append(token_text(self.tokens))
         cost = self.cost
