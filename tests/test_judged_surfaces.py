@@ -206,3 +206,40 @@ def test_an_ensemble_whose_judges_all_answer_misses_no_vote(tmp_path: Path) -> N
                    "--assessor", "scripted:satisfied-too")
     assert made.exit_code == 0, made.output
     assert "0 of 8 votes missing," in made.output and "never parsed" not in made.output
+
+
+# --- battles ---------------------------------------------------------------------------------
+
+def test_runs_with_no_topic_in_common_are_refused_by_name(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "a.jsonl", "run-a", ["t1", "t2"])
+    b = write_run(tmp_path / "b.jsonl", "run-b", ["t3"])
+    out = tmp_path / "out"
+    result = run_cli("battles", "--run", a, "--run", b, "-o", out, "--assessor", "mock",
+                     "--no-cache")
+    assert result.exit_code == 2
+    assert error_line(result) == (
+        "error: battles: no topic of runs 'run-a' (2 topics), 'run-b' (1 topics) is answered by "
+        "another run, so no battle can be judged for them: give runs that answer the same "
+        "topics (check their topic ids and --only-topics)")
+    assert not out.exists()
+
+
+def test_a_run_alone_on_its_topics_is_named(tmp_path: Path) -> None:
+    runs = [write_run(tmp_path / f"{r}.jsonl", r, q) for r, q in
+            (("run-a", ["t1"]), ("run-b", ["t1"]), ("run-c", ["t9"]))]
+    result = run_cli("battles", *[x for r in runs for x in ("--run", r)], "-o",
+                     tmp_path / "out", "--assessor", "mock", "--no-cache")
+    assert result.exit_code == 2 and "no topic of run 'run-c' (1 topics)" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_unparseable_verdicts_are_counted_apart_from_battles(tmp_path: Path) -> None:
+    runs = [write_run(tmp_path / f"{r}.jsonl", r, ["t1", "t2"]) for r in ("run-a", "run-b")]
+    out = tmp_path / "out"
+    result = run_cli("battles", *[x for r in runs for x in ("--run", r)], "-o", out,
+                     "--assessor", "scripted:rambler", "--no-cache", "--set", "reasks=0")
+    assert result.exit_code == 0, result.output
+    assert ("battles --method battles: 2 battles, 4 calls, 0 cache hits, 4 unjudged "
+            "presentation orders, 2 battles with nothing judged") in result.output
+    records = [json.loads(x) for x in (out / "battles.jsonl").read_text().splitlines()]
+    assert [r["result"] for r in records] == ["unjudged", "unjudged"]

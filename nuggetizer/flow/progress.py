@@ -117,6 +117,8 @@ class Summary:
     skipped_why: str = ""
     also_skipped: Counter[str] = field(default_factory=Counter)  # skipped for other reasons
     unjudged: int = 0
+    unjudged_what: str = ""  # what the unjudged items are, when not the units' items
+    empty: int = 0  # units of which nothing was judged (e.g. battles without a result)
     started: float = field(default_factory=time.monotonic)
     tokens: dict[str, int] | None = None  # this invocation's usage (see `usage_of`)
     prices: Any = None  # the assessor's prices (flow/dryrun.Prices), when it was given some
@@ -165,7 +167,10 @@ class Summary:
             if stats.refused:
                 reasons = "; ".join(stats.refusal_reasons)
                 parts.append(f"{stats.refused} refused by the server ({reasons})")
-        parts.append(f"{self.unjudged} unjudged")
+        parts.append(f"{self.unjudged} unjudged" + (f" {self.unjudged_what}"
+                                                    if self.unjudged_what else ""))
+        if self.empty:
+            parts.append(f"{self.empty} {self.unit} with nothing judged")
         if self.voted:
             parts.append(f"the judges disagree on {self.disagreements} of {self.voted} items "
                          f"(listed in {self.disagreement_list})")
