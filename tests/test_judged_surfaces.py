@@ -7,6 +7,7 @@ common refused, and their summary counting battles and presentation orders apart
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,11 @@ import pytest
 import scripted
 from click.testing import CliRunner, Result
 
+from nuggetizer import api
+from nuggetizer.assessors import PermanentError, make_assessor
+from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.cli import cli
+from nuggetizer.errors import ArgumentError, AssessorError, NuggetizerError
 
 KEY = {"qid": "t1", "rubrics": [
     {"criterion": "Names the three causes.", "weight": 5.0, "axis": "Explicit Criteria"},
@@ -206,6 +211,92 @@ def test_an_ensemble_whose_judges_all_answer_misses_no_vote(tmp_path: Path) -> N
                    "--assessor", "scripted:satisfied-too")
     assert made.exit_code == 0, made.output
     assert "0 of 8 votes missing," in made.output and "never parsed" not in made.output
+
+
+# --- the Python API --------------------------------------------------------------------------
+
+def api_inputs(tmp_path: Path) -> dict[str, Any]:
+    key = write_jsonl(tmp_path / "key.jsonl", [KEY])
+    run = write_run(tmp_path / "run.jsonl", "r1", ["t1"])
+    return {"method": api.method("rubrics"), "key": key, "run": run,
+            "out": tmp_path / "judged"}
+
+
+WRONG_CALLS: list[tuple[str, Any, str]] = [
+    ("load_keys swapped", lambda i: api.load_keys(i["key"], i["method"]),
+     "argument method: expected a method such as api.method(\"nuggets\"), got PosixPath"),
+    ("assessor(42)", lambda i: api.assessor(42),
+     "argument spec: expected an assessor spec such as \"mock\" or \"openai:gpt-4o\", got "
+     "int 42"),
+    ("judge with a spec", lambda i: api.judge(i["method"], i["key"], [i["run"]], "mock",
+                                              i["out"]),
+     "argument assessor: expected an assessor such as api.assessor(\"mock\"), got str 'mock' "
+     "(make one with api.assessor('mock'))"),
+    ("judge with an int run", lambda i: api.judge(i["method"], i["key"], [i["run"], 7],
+                                                  api.assessor("mock", cache=False), i["out"]),
+     "argument runs[1]: expected a file path (str or pathlib.Path), got int 7"),
+    ("score with a list of keys", lambda i: api.score(i["method"], i["out"], [KEY]),
+     "argument keys: expected the keys as api.load_keys gives them ({qid: key record}) or "
+     "the key file's path, got list"),
+    ("score with topic objects", lambda i: api.score(i["method"], i["out"], i["key"],
+                                                     topics=[{"qid": "t1"}]),
+     "argument topics[0]: expected a topic id (str), got dict {'qid': 't1'}"),
+    ("method(None)", lambda i: api.method(None),
+     "argument name: expected a method name such as \"nuggets\", got NoneType None"),
+]
+
+
+@pytest.mark.parametrize(("call", "said"), [(c, s) for _, c, s in WRONG_CALLS],
+                         ids=[n for n, _, _ in WRONG_CALLS])
+def test_wrong_arguments_are_refused_at_the_door(tmp_path: Path, call: Any, said: str
+                                                 ) -> None:
+    inputs = api_inputs(tmp_path)
+    with pytest.raises(ArgumentError) as raised:
+        call(inputs)
+    assert str(raised.value).startswith(said)
+    assert isinstance(raised.value, NuggetizerError) and isinstance(raised.value, TypeError)
+    assert not inputs["out"].exists()
+
+
+def test_a_single_path_where_a_list_is_expected_is_one_path(tmp_path: Path) -> None:
+    inputs = api_inputs(tmp_path)
+    with api.assessor("mock", cache=False) as judge:
+        summary = api.judge(inputs["method"], str(inputs["key"]), str(inputs["run"]), judge,
+                            inputs["out"])
+    assert summary.done == 1 and [r["qid"] for r in judged_lines(inputs["out"], "r1")] == ["t1"]
+    scores = api.score(inputs["method"], str(inputs["out"]), str(inputs["key"]),
+                       topics=["t1"])
+    assert [row["run_id"] for row in scores.leaderboard()] == ["r1"]
+    assert list(api.load_runs([inputs["run"]])) == ["r1"]
+
+
+def test_a_failing_step_raises_the_toolkits_error_and_the_assessor_closes(tmp_path: Path
+                                                                         ) -> None:
+    """A server that refuses every call: the step's own AssessorError, not the TaskGroup's
+    ExceptionGroup, and the `with` block closes the assessor on its way out."""
+    scripted.SCRIPTS["refusing"] = lambda request: PermanentError("401: bad API key")
+    inputs = api_inputs(tmp_path)
+    with pytest.raises(AssessorError, match="401: bad API key"):
+        with api.assessor("scripted:refusing", cache=False) as judge:
+            api.judge(inputs["method"], inputs["key"], inputs["run"], judge, inputs["out"])
+    assert judge.backend.closed
+    assert not (inputs["out"] / "r1.jsonl").exists()
+
+
+def test_an_assessor_closes_however_its_block_ends() -> None:
+    scripted.SCRIPTS["closing"] = ["never asked"]
+    with pytest.raises(RuntimeError, match="before close"):
+        with api.assessor("scripted:closing", cache=False) as judge:
+            raise RuntimeError("an error before close()")
+    assert judge.backend.closed
+
+    async def ensemble() -> Any:
+        async with Ensemble([make_assessor("scripted:closing", cache=None),
+                             make_assessor("scripted:satisfied", cache=None)]) as both:
+            return both
+
+    closed = asyncio.run(ensemble())
+    assert all(m.backend.closed for m in closed.members)
 
 
 # --- battles ---------------------------------------------------------------------------------
