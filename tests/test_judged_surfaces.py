@@ -270,6 +270,30 @@ def test_a_single_path_where_a_list_is_expected_is_one_path(tmp_path: Path) -> N
     assert list(api.load_runs([inputs["run"]])) == ["r1"]
 
 
+def test_a_list_of_the_wrong_things_is_refused_not_an_empty_leaderboard(tmp_path: Path
+                                                                        ) -> None:
+    inputs = api_inputs(tmp_path)
+    method = inputs["method"]
+    with api.assessor("mock", cache=False) as judge:
+        api.judge(method, inputs["key"], [inputs["run"]], judge, inputs["out"])
+    keys = api.load_keys(method, inputs["key"])
+    assert [row["run_id"] for row in api.score(method, inputs["out"], keys).leaderboard()] == \
+        ["r1"]
+    with pytest.raises(ArgumentError, match=r"^argument keys: expected the keys as "):
+        api.score(method, inputs["out"], list(keys.values()))
+    topics = api.load_topics(write_jsonl(tmp_path / "topics.jsonl",
+                                         [{"qid": "t1", "query": "what happened?"}]))
+    with pytest.raises(ArgumentError, match=r"^argument topics\[0\]: expected a topic id"):
+        api.score(method, inputs["out"], topics=list(topics.values()))
+    assert api.score(method, inputs["out"], topics=list(topics)).ranking() == ["r1"]
+    # numeric topic ids given as ints are the topics' ids, not a universe nothing is in
+    key = write_jsonl(tmp_path / "numbered.jsonl", [dict(KEY, qid="1001")])
+    run = write_run(tmp_path / "numbered-run.jsonl", "r9", ["1001"])
+    with api.assessor("mock", cache=False) as judge:
+        api.judge(method, key, run, judge, tmp_path / "numbered")
+    assert api.score(method, tmp_path / "numbered", topics=[1001]).ranking() == ["r9"]
+
+
 def test_a_failing_step_raises_the_toolkits_error_and_the_assessor_closes(tmp_path: Path
                                                                          ) -> None:
     """A server that refuses every call: the step's own AssessorError, not the TaskGroup's
