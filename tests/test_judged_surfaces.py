@@ -89,6 +89,26 @@ def test_an_empty_criterion_is_refused_before_anything_is_judged(tmp_path: Path,
     assert not (tmp_path / "board.tsv").exists()
 
 
+def test_an_empty_criterion_on_a_sheet_is_refused_as_empty(tmp_path: Path) -> None:
+    """As in a key: a criterion row whose text was cleared is refused as empty, the line
+    named."""
+    key, judged = judge_key(tmp_path)
+    sheets = tmp_path / "sheets"
+    out = run_cli("export-sheets", "--method", "rubrics", "--assessments", judged, "-o", sheets)
+    assert out.exit_code == 0, out.output
+    (sheet,) = sheets.iterdir()
+    lines = sheet.read_text().splitlines()
+    number = next(n for n, line in enumerate(lines, 1) if "Defines each acronym." in line)
+    sheet.write_text(sheet.read_text().replace("Defines each acronym.", " "))
+    back = run_cli("import-sheets", "--method", "rubrics", "--key", key, sheet, "-o",
+                   tmp_path / "back")
+    assert back.exit_code == 2
+    assert error_line(back) == (f"error: {sheet}:{number}: column text (the criterion) is "
+                                "empty: an empty criterion cannot be graded; write it back as "
+                                "exported")
+    assert not (tmp_path / "back").exists()
+
+
 def test_a_topic_without_criteria_is_left_out_and_counted_never_zero(tmp_path: Path) -> None:
     key = write_jsonl(tmp_path / "key.jsonl", [KEY, EMPTY])
     run = write_run(tmp_path / "run.jsonl", "r1", ["t1", "t2"])
