@@ -101,7 +101,6 @@ def score_judged(
     outside = 0
     empty: dict[str, list[str]] = {}
     left_out: Counter[str] = Counter()
-    empty_runs: set[str] = set()  # the runs of the judgments with nothing judged
     universe = dict.fromkeys(topics) if topics is not None else None
     keys, blank = _judgeable(method, keys, left_out)
     pools: dict[str, list[Judged]] = {}
@@ -126,7 +125,6 @@ def score_judged(
                 kinds.update(checked.unjudged)
             if nothing is not None:
                 empty.setdefault(item.run_id, []).append(item.qid)
-                empty_runs.update(method.judgment_runs(item.record))
                 left_out[f"{nothing}s with nothing judged"] += 1
                 continue
             seen.setdefault(item.qid)
@@ -144,9 +142,7 @@ def score_judged(
             gc.enable()
     order = list(keys if keys is not None else universe if universe is not None else seen)
     if method.run_level:
-        table = _run_level(method, every, order, outside, notes, empty, kinds)
-        _count_left_out(table, left_out, table.per_topic, empty_runs)
-        return table
+        return _run_level(method, every, order, outside, notes, empty, left_out, kinds)
     for qid, pool in pools.items():
         records = [j.record for j in pool]
         key = keys.get(qid) if keys is not None else None
@@ -181,8 +177,8 @@ def _judgeable(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
 
 
 def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], outside: int,
-               notes: list[str], empty: dict[str, list[str]], kinds: Counter[str]
-               ) -> ScoreTable:
+               notes: list[str], empty: dict[str, list[str]], left_out: Counter[str],
+               kinds: Counter[str]) -> ScoreTable:
     """The table of a `run_level` method: its `score_runs` over every judgment with something
     judged at once (those with nothing judged are left out and counted as for every method;
     the unjudged items per run are the method's to count, its judgments' ids not being
@@ -192,6 +188,7 @@ def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], 
                        unjudged=dict(runs.unjudged), kinds=+kinds, notes=notes, empty=empty,
                        extras=runs.extras)
     table.per_topic, table.means = runs.per_topic, runs.means
+    _count_left_out(table, left_out, runs.per_topic)
     for run_id in runs.means:
         table.unjudged.setdefault(run_id, 0)
         table.missing[run_id] = len(order) - len(runs.per_topic.get(run_id, {}))
@@ -199,15 +196,14 @@ def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], 
 
 
 def _count_left_out(table: ScoreTable, left_out: Counter[str],
-                    scored: Mapping[str, Mapping[str, Any]],
-                    empty_runs: set[str] | None = None) -> None:
+                    scored: Mapping[str, Mapping[str, Any]]) -> None:
     """Count, beside the judgments with nothing judged, the topics and runs that have no
     score at all because of them (added to what `_fill` counted)."""
     if not left_out:
         return
     scored_topics = {q for rows in scored.values() for q in rows}
     empty_topics = {q for qids in table.empty.values() for q in qids} - scored_topics
-    runs = (set(table.empty) if empty_runs is None else empty_runs) - set(scored)
+    runs = set(table.empty) - set(scored)
     table.left_out.update(left_out)
     if empty_topics:
         table.left_out["topics with nothing judged"] = len(empty_topics)

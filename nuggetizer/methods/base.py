@@ -251,10 +251,6 @@ class AnswerKeyMethod(ABC):
         """(run id, topic id) of a judgment."""
         return judgment["run_id"], judgment["qid"]
 
-    def judgment_runs(self, judgment: Any) -> tuple[str, ...]:
-        """The runs a judgment judges: its run (a battle: both of its runs)."""
-        return (self.judgment_ids(judgment)[0],)
-
     def read_judged(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
         """The judgment records of a file, in file order."""
         for number, obj in iter_jsonl(path):

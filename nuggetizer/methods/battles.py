@@ -247,15 +247,10 @@ class BattlesMethod(AnswerKeyMethod):
         """Orders whose verdict never parsed."""
         return Counter({"verdicts": int(judgment.get("unjudged") or 0)})
 
-    def judgment_runs(self, judgment: Mapping[str, Any]) -> tuple[str, ...]:
-        """Both runs of a battle."""
-        return str(judgment["run_a"]), str(judgment["run_b"])
-
     def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
-        """A battle without a result (no order's verdict parsed): left out and counted as a
-        battle ("battles with nothing judged"; its orders are counted apart, as unjudged
-        verdicts), never a tie."""
-        return "battle" if judgment.get("result") == UNJUDGED else None
+        """A battle without a result (no order's verdict parsed): its pair of answers is
+        left out and counted as one ("answers with nothing judged"), never a tie."""
+        return "answer" if judgment.get("result") == UNJUDGED else None
 
     def score(self, key: Any, judgment: Any, pool: Sequence[Any]) -> dict[str, float]:
         raise ConfigError("battles are scored all at once (score_runs)")
