@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nuggetizer.cache import cache_key
-from nuggetizer.errors import AssessorError
+from nuggetizer.errors import AssessorError, ConfigError
 from nuggetizer.parsing import ParseFailure
 
 from .adaptations import Adaptations
@@ -106,6 +106,7 @@ class Assessor(Adaptations, RetryPolicy):
     """Owns, in this order: cache lookup -> classified retries -> concurrency limit -> backend."""
 
     prices: Any = None  # what its tokens cost (flow/dryrun.Prices), set by the command line
+    closer: Callable[[Any], None] | None = None  # closes it from sync code (`with`); api.py's
 
     def __init__(
         self,
@@ -391,5 +392,28 @@ class Assessor(Adaptations, RetryPolicy):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def __enter__(self) -> Assessor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Closed however the block ends: by its `closer` (the Python API's, which closes it
+        on the loop its clients live on), else on an event loop of its own."""
+        close_now(self)
+
     def __repr__(self) -> str:
         return f"Assessor({self.spec!r}, model={self.model!r}, concurrency={self.concurrency})"
+
+
+def close_now(assessor: Any) -> None:
+    """Close an assessor (or ensemble) from sync code: by its `closer` when it has one, else
+    on an event loop of its own; ConfigError inside a running loop (use `async with`)."""
+    if assessor.closer is not None:
+        assessor.closer(assessor)
+        return
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(assessor.aclose())
+        return
+    raise ConfigError("an assessor used in a running event loop closes with `async with`, "
+                      "not `with`")

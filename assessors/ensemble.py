@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from .aggregation import AGGREGATE_DEFAULTS, AGGREGATES, closed_answer, combine
-from .base import DEFAULT_REASKS, REFUSAL_REASONS_KEPT, Assessor, Parsed, Stats
+from .base import DEFAULT_REASKS, REFUSAL_REASONS_KEPT, Assessor, Parsed, Stats, close_now
 from .protocol import Completion, Request
 
 T = TypeVar("T")
@@ -36,6 +36,7 @@ class Ensemble:
     """Assessor-like: `ask`, `complete`, `stats`, `provenance`, `aclose` (module doc)."""
 
     prices: Any = None
+    closer: Callable[[Any], None] | None = None  # closes it from sync code (base.close_now)
 
     def __init__(self, members: Sequence[Assessor], *, samples: int = 1,
                  aggregate: str | None = None) -> None:
@@ -147,6 +148,18 @@ class Ensemble:
     async def aclose(self) -> None:
         for member in self.members:
             await member.aclose()
+
+    async def __aenter__(self) -> Ensemble:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Ensemble:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        close_now(self)
 
     def __repr__(self) -> str:
         return f"Ensemble({[m.spec for m in self.members]!r}, samples={self.samples})"

@@ -20,6 +20,12 @@ The steps are those of `flow/` (run/steps.py): they journal every finished unit 
 call resumes), stamp provenance on every record and go through the assessor's cache. They
 run on an event loop of their own in a background thread, so that they work the same in a
 script and in a notebook (whose own loop is running).
+
+Every function checks its arguments first (api_args.py): one of the wrong kind (arguments
+swapped, a spec where an assessor goes, a list of records where keys go) is an ArgumentError
+(a ConfigError and a TypeError) naming the argument and what it expected; a single path is
+taken where a list of paths goes. An assessor is a context manager (`with`, or `async with`)
+that closes it however the block ends.
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from nuggetizer import api_args as check
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.cache import Cache, default_cache_path
-from nuggetizer.errors import ConfigError
+from nuggetizer.errors import ArgumentError, ConfigError, first_error
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
@@ -65,28 +73,30 @@ __all__ = [
 
 def load_topics(path: PathLike) -> dict[str, Topic]:
     """Topics (TSV `qid<TAB>text`, or JSONL) in file order: {qid: Topic}."""
-    return read_topics(path)
+    return read_topics(check.check_path(path, "path"))
 
 
 def load_runs(*paths: PathLike, keep_unresolved: bool = False) -> dict[str, dict[str, Answer]]:
     """Answer runs (TREC RAG JSONL, or report runs): {run id: {qid: Answer}}."""
-    return read_runs(paths, keep_unresolved=keep_unresolved)
+    given: Any = paths[0] if len(paths) == 1 and not check.is_path(paths[0]) else paths
+    return read_runs(check.check_paths(given, "paths"), keep_unresolved=keep_unresolved)
 
 
 def load_qrels(path: PathLike) -> list[Qrel]:
     """TREC qrels (`qid 0 docid grade`)."""
-    return read_qrels(path)
+    return read_qrels(check.check_path(path, "path"))
 
 
 def load_keys(method: AnswerKeyMethod, path: PathLike, lenient: bool = False) -> dict[str, Any]:
     """A method's key file, as the method reads it: {qid: key record}."""
-    return method.read_keys(path, lenient)
+    return check.check_method(method).read_keys(check.check_path(path, "path"), lenient)
 
 
 def load_judgments(method: AnswerKeyMethod, *paths: PathLike, lenient: bool = False
                    ) -> list[Any]:
     """A method's judgment files (or folders of them), as the method reads its records."""
-    return [j.record for j in read_judged(method, [Path(p) for p in paths], lenient)]
+    return [j.record for j in read_judged(check.check_method(method),
+                                          check.check_paths(paths, "paths"), lenient)]
 
 
 # --- methods and assessors -------------------------------------------------------------------
@@ -99,7 +109,8 @@ def methods() -> list[str]:
 def method(name: str = DEFAULT_METHOD, **settings: Any) -> AnswerKeyMethod:
     """The method `name` with its settings (e.g. `method("nuggets", keep=20)`); ConfigError
     names an unknown method or setting."""
-    return make_method(name, settings)
+    return make_method(check.check_text(name, "name", "a method name such as \"nuggets\""),
+                       settings)
 
 
 def assessor(spec: str = "local", *, cache: PathLike | bool = True, **options: Any) -> Assessor:
@@ -107,9 +118,15 @@ def assessor(spec: str = "local", *, cache: PathLike | bool = True, **options: A
     `openai:MODEL` (with `base_url=`, `api_key=`), `vllm:MODEL`, `mock` (no model). `cache`:
     True the default cache ($NUGGETIZER_CACHE, else ~/.cache/nuggetizer/llm-cache.sqlite), a
     path that file, False none. Other options are those of `make_assessor` (temperature,
-    max_tokens, concurrency, structured, ...)."""
+    max_tokens, concurrency, structured, ...). A context manager: `with api.assessor(...) as
+    judge:` closes it however the block ends."""
+    check.check_text(spec, "spec", "an assessor spec such as \"mock\" or \"openai:gpt-4o\"")
+    if not isinstance(cache, bool):
+        check.check_path(cache, "cache")
     store = None if cache is False else Cache(default_cache_path() if cache is True else cache)
-    return make_assessor(spec, cache=store, **options)
+    made = make_assessor(spec, cache=store, **options)
+    made.closer = close  # its clients live on the API's loop: closed there
+    return made
 
 
 class _Loop:
@@ -137,20 +154,27 @@ class _Loop:
             except Exception:  # noqa: BLE001 - the step says it was interrupted; we raise that
                 pass
             raise
+        except BaseExceptionGroup as group:  # a step's TaskGroup: raise the toolkit's error
+            found = first_error(group)
+            if found is None:
+                raise
+            raise found from group
 
 
 _LOOP = _Loop()
 
 
-def close(assessor: Assessor) -> None:
+def close(assessor: Assessor | Ensemble) -> None:
     """Close an assessor's backend (its connections; the embedded model's process)."""
-    _LOOP.run(assessor.aclose())
+    _LOOP.run(check.check_assessor(assessor).aclose())
 
 
 # --- the steps -------------------------------------------------------------------------------
 
 def _topics(topics: Mapping[str, Topic] | PathLike) -> Mapping[str, Topic]:
-    return topics if isinstance(topics, Mapping) else read_topics(topics)
+    if isinstance(topics, Mapping):
+        return topics
+    return read_topics(check.check_path(topics, "topics"))
 
 
 def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
@@ -161,6 +185,12 @@ def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
     the judged passages of `qrels` (grade >= `min_grade`, else the method's `min_grade`
     setting), or the first `depth` passages of each of `docs_runs` (TREC run files), with
     their texts in `corpus`, as the method needs; its Summary."""
+    check.check_method(method)
+    check.check_assessor(assessor)
+    out = check.check_path(out, "out")
+    docs_runs = check.check_paths(docs_runs, "docs_runs")
+    qrels = check.check_path(qrels, "qrels") if qrels is not None else None
+    corpus = check.check_path(corpus, "corpus") if corpus is not None else None
     given = {"qrels": qrels, "corpus": corpus, "docs_runs": docs_runs or None}
     for need in sorted(method.judging.needs - {"reference"}):
         if given.get(need) is None:
@@ -186,13 +216,15 @@ def targets(method: AnswerKeyMethod,
     files; a method that reads the cited passages gets their texts from `corpus`), and the
     first `depth` passages (default: the method's) of each topic of `retrieval_runs` (TREC
     run files; their texts from `corpus`)."""
+    check.check_method(method)
+    runs = check.check_runs(runs)
     answers = runs if isinstance(runs, Mapping) else read_runs(
         runs, keep_unresolved=allow_missing and method.judging.citations)
     made = answer_targets(answers)
     if method.judging.citations:
         cite_targets(made, Path(corpus) if corpus else None, allow_missing,
                      every=not method.first_citation_only)
-    contexts = list(retrieval_runs)
+    contexts = check.check_paths(retrieval_runs, "retrieval_runs")
     if contexts:
         if corpus is None:
             raise ConfigError("retrieval runs need corpus= for the passage texts")
@@ -210,7 +242,12 @@ def judge(method: AnswerKeyMethod, keys: Mapping[str, Any] | PathLike | None,
     `targets`) against its topic's key (`keys` as `load_keys` gives them, or the key file;
     None for a method without a key) into the folder `out`, one JSONL file per run
     (resumable); targets of topics outside the key are skipped and counted. Its Summary."""
-    if isinstance(keys, str | Path):
+    check.check_method(method)
+    keys = check.check_keys(keys)
+    runs = check.check_runs(runs)
+    check.check_assessor(assessor)
+    out = check.check_path(out, "out")
+    if isinstance(keys, Path):
         keys = method.read_keys(keys)
     if keys is None and method.judging.needs_key:
         raise ConfigError(f"method {method.name} judges against a key: give keys")
@@ -229,6 +266,12 @@ def run(plan: Plan, assessor: Assessor, mode: Mode = "live", **options: Any) -> 
     holds its state). What each stage returned (a Summary; None where a dry run had nothing
     to count). `options`: the dry run's (tokenizer, completion_ratio) and the batch's
     (batch_poll, batch_write_only)."""
+    if not isinstance(plan, Plan):
+        raise ArgumentError("argument plan: expected a plan such as api.assign_plan(...), "
+                            f"got {type(plan).__name__}")
+    check.check_assessor(assessor)
+    if mode not in ("live", "dry", "batch"):
+        raise ArgumentError(f"argument mode: expected live, dry or batch, got {mode!r}")
     folder = options.pop("folder", None)
     runner = executor(mode, assessor, Path(folder) if folder else None, options)
     return _LOOP.run(runner.run(plan), assessor)
@@ -286,12 +329,12 @@ def score(method: AnswerKeyMethod, judgments: PathLike | Sequence[PathLike],
     """Score judgment files (or folders of them) against `keys` (a mapping or the key file),
     whose topics are the universe (a topic a run did not answer scores 0); without keys, the
     topics of `topics` (ids, or a topics file), else every topic judged."""
-    paths = [Path(judgments)] if isinstance(judgments, str | Path) else [Path(p) for p in
-                                                                          judgments]
-    if isinstance(keys, str | Path):
+    check.check_method(method)
+    paths = check.check_paths(judgments, "judgments")
+    keys = check.check_keys(keys)
+    if isinstance(keys, Path):
         keys = method.read_keys(keys, lenient)
-    universe = None
-    if topics is not None:
-        universe = list(read_topics(topics)) if isinstance(topics, str | Path) else list(topics)
+    ids = check.check_topics(topics)
+    universe = list(read_topics(ids)) if isinstance(ids, Path) else ids
     return Scores(score_judged(method, read_judged(method, paths, lenient, scoring=True), keys,
                                lenient, universe))

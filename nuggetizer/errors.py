@@ -35,6 +35,11 @@ class ConfigError(NuggetizerError):
     """A bad option, assessor spec or track config."""
 
 
+class ArgumentError(ConfigError, TypeError):
+    """A Python API call given the wrong kind of argument (nuggetizer/api_args.py): names the
+    argument, what it expected and what it got; a TypeError too, as Python's own would be."""
+
+
 # What an OSError on writing means, for the line that says it.
 WRITE_FAULTS = {
     errno.ENOSPC: "the disk is full: free some space",

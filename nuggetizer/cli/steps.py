@@ -58,7 +58,9 @@ def show_scores(method: AnswerKeyMethod, table: ScoreTable, started: float) -> N
         shown = "; ".join(table.notes[:3])
         click.echo(f"note: {len(table.notes)} differences between the assessments and the key "
                    f"were resolved, e.g. {shown}", err=True)
-    unjudged = sum(table.unjudged.values())
+    # every unjudged item, by kind: the per-run counts add up to the same, except a run_level
+    # method's (battles), whose unjudged verdicts of a battle without a result are no run's
+    unjudged = max(sum(table.unjudged.values()), table.kinds.total())
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(table.kinds.items()))
     click.echo(
         f"score --method {method.name}: {len(table.means)} runs, {len(table.topics)} topics, "

@@ -303,6 +303,18 @@ class AnswerKeyMethod(ABC):
         the differences it resolved and a warning about the topic. By default: no check."""
         return Checked(self.unjudged(judged.record), [], None)
 
+    def nothing_to_judge(self, key: Any) -> str | None:
+        """Why a topic's key gives nothing to judge (e.g. "no criteria"): such a topic is
+        neither judged nor scored (never a 0), only counted; None for a key with something in
+        it. By default every key has something."""
+        return None
+
+    def key_digest(self, key: Any) -> str | None:
+        """A hash of what a topic's key decides of its judgment, recorded in the judgment's
+        provenance (`key_sha256`) so that scoring can tell a key changed since; None: the
+        method records none. By default none."""
+        return None
+
     def unjudged(self, judgment: Any) -> Counter[str]:
         """Items of a judgment record that stayed unjudged, by kind."""
         return Counter({"items": int(judgment.get("unjudged", 0))})

@@ -6,6 +6,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -115,13 +116,17 @@ class Summary:
     resumed: int = 0
     skipped: int = 0
     skipped_why: str = ""
+    also_skipped: Counter[str] = field(default_factory=Counter)  # skipped for other reasons
     unjudged: int = 0
+    unjudged_what: str = ""  # what the unjudged items are, when not the units' items
+    empty: int = 0  # units of which nothing was judged (e.g. battles without a result)
     started: float = field(default_factory=time.monotonic)
     tokens: dict[str, int] | None = None  # this invocation's usage (see `usage_of`)
     prices: Any = None  # the assessor's prices (flow/dryrun.Prices), when it was given some
     voted: int = 0  # items an ensemble voted on (run/votes.py)
     disagreements: int = 0  # of those, the items whose votes differ
     disagreement_list: Any = None  # where they are listed
+    votes: dict[str, tuple[int, int]] = field(default_factory=dict)  # judge: (missing, asked)
     total: dict[str, Any] | None = None  # the usage of every invocation of the step so far
     invocations: int = 1  # invocations of the step whose usage `total` sums (run/usage.py)
 
@@ -132,6 +137,16 @@ class Summary:
             return None
         return self.prices.spent(self.tokens)
 
+    def missing_votes_text(self) -> str:
+        """`M of V votes missing (J: m of v never parsed or refused; ...)`: per judge of an
+        ensemble, the votes it never gave (the items were aggregated over the others)."""
+        missing = sum(m for m, _ in self.votes.values())
+        asked = sum(a for _, a in self.votes.values())
+        text = f"{missing} of {asked} votes missing"
+        short = [f"{judge}: {m} of {a} never parsed or refused"
+                 for judge, (m, a) in self.votes.items() if m]
+        return text + (f" ({'; '.join(short)})" if short else "")
+
     def line(self, stats: Stats | None = None) -> str:
         """`step: N topics (M resumed), K skipped (why), C calls, H cache hits, U unjudged,
         P prompt + C completion tokens, T s`."""
@@ -140,6 +155,7 @@ class Summary:
             parts[0] += f" ({self.resumed} resumed)"
         if self.skipped:
             parts.append(f"{self.skipped} skipped ({self.skipped_why})")
+        parts += [f"{n} skipped ({why})" for why, n in sorted(self.also_skipped.items())]
         if stats is not None:
             parts.append(f"{stats.calls} calls")
             parts.append(f"{stats.cache_hits} cache hits")
@@ -152,10 +168,14 @@ class Summary:
             if stats.refused:
                 reasons = "; ".join(stats.refusal_reasons)
                 parts.append(f"{stats.refused} refused by the server ({reasons})")
-        parts.append(f"{self.unjudged} unjudged")
+        parts.append(f"{self.unjudged} unjudged" + (f" {self.unjudged_what}"
+                                                    if self.unjudged_what else ""))
+        if self.empty:
+            parts.append(f"{self.empty} {self.unit} with nothing judged")
         if self.voted:
             parts.append(f"the judges disagree on {self.disagreements} of {self.voted} items "
                          f"(listed in {self.disagreement_list})")
+            parts.append(self.missing_votes_text())
         if self.tokens is not None:
             parts.append(token_text(self.tokens))
         cost = self.cost

@@ -147,6 +147,15 @@ async def build_keys(
     return summary
 
 
+def with_key_digest(method: AnswerKeyMethod, key: Any, record: dict) -> dict:
+    """The record, its provenance recording the hash of the key it was judged against (the
+    method's `key_digest`; a provenance of its own, the step's stamp being shared)."""
+    digest = method.key_digest(key) if key is not None else None
+    if digest is not None:
+        record["provenance"] = {**record["provenance"], "key_sha256": digest}
+    return record
+
+
 async def judge_targets(
     method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
     targets: Mapping[str, Mapping[str, Target]], assessor: Assessor, out_dir: Path,
@@ -165,9 +174,13 @@ async def judge_targets(
     outputs = {r: ResumableOutput(out_dir / run_file_name(r), lambda x: x["qid"], stamp)
                for r in targets}
     todo = []
+    blank = {q: why for q, k in keys.items() if k is not None
+             and (why := method.nothing_to_judge(k)) is not None}
     for run_id, by_topic in targets.items():
         for qid in by_topic:
-            if qid not in keys:
+            if qid in blank:
+                summary.also_skipped[f"topic's key has {blank[qid]}"] += 1
+            elif qid not in keys:
                 summary.skipped += 1
             elif outputs[run_id].done(qid):
                 summary.resumed += 1
@@ -179,10 +192,10 @@ async def judge_targets(
 
     await run_journalled(
         todo, lambda unit: method.judge(assessor, keys[unit[1]], targets[unit[0]][unit[1]]),
-        lambda unit, record: outputs[unit[0]].add(record), stamp, summary, "assign", assessor,
-        UsageLedger(out_dir, summary.step, folder=True))
+        lambda unit, record: outputs[unit[0]].add(with_key_digest(method, keys[unit[1]], record)),
+        stamp, summary, "assign", assessor, UsageLedger(out_dir, summary.step, folder=True))
     for run_id, by_topic in targets.items():
-        outputs[run_id].finish(q for q in by_topic if q in keys)
+        outputs[run_id].finish(q for q in by_topic if q in keys and q not in blank)
     list_disagreements(out_dir, (r for o in outputs.values() for r in o.records.values()),
                        summary)
     return summary

@@ -75,6 +75,19 @@ def disagreement_rows(records: Iterable[dict[str, Any]]) -> Iterator[list[str]]:
                 yield [*ids, str(number), str(item), _cell(at(value)), _cell(votes)]
 
 
+def votes_by_judge(records: Iterable[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """{judge: (votes missing, votes asked)} over every aggregated call of the records: a vote
+    is missing when the judge's answer never parsed or was refused (its value None)."""
+    counts: dict[str, list[int]] = {}
+    for record in records:
+        for call in (record.get("ensemble") or {}).get("calls", []):
+            for vote in call.get("votes", []):
+                entry = counts.setdefault(str(vote.get("assessor")), [0, 0])
+                entry[0] += vote.get("value") is None
+                entry[1] += 1
+    return {judge: (missing, asked) for judge, (missing, asked) in counts.items()}
+
+
 def list_disagreements(output: Path, records: Iterable[dict[str, Any]], summary: Any) -> None:
     """Count the items voted on and disagreed on in `summary` (resumed units too) and list the
     disagreements beside `output`; nothing when no record was judged by an ensemble."""
@@ -83,6 +96,7 @@ def list_disagreements(output: Path, records: Iterable[dict[str, Any]], summary:
         return
     summary.voted = sum(r["ensemble"]["items"] for r in voted)
     summary.disagreements = sum(r["ensemble"]["disagreements"] for r in voted)
+    summary.votes = votes_by_judge(voted)
     path = disagreements_path(output)
     rows = ["\t".join(COLUMNS)] + ["\t".join(row) for row in disagreement_rows(voted)]
     path.parent.mkdir(parents=True, exist_ok=True)

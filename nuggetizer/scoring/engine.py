@@ -102,18 +102,22 @@ def score_judged(
     empty: dict[str, list[str]] = {}
     left_out: Counter[str] = Counter()
     universe = dict.fromkeys(topics) if topics is not None else None
+    keys, blank = _judgeable(method, keys, left_out)
     pools: dict[str, list[Judged]] = {}
     every: list[Judged] = []  # a method scored per run's judgments with something judged
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic objects: the collector would only rescan them
     try:
         for item in judged:
-            if (keys is not None and item.qid not in keys) or (
-                    keys is None and universe is not None and item.qid not in universe):
+            if item.qid not in blank and ((keys is not None and item.qid not in keys) or (
+                    keys is None and universe is not None and item.qid not in universe)):
                 outside += 1
                 continue
-            key = keys[item.qid] if keys is not None else None
+            key = blank[item.qid] if item.qid in blank else \
+                keys[item.qid] if keys is not None else None
             checked = method.check(key, item, lenient)
+            if item.qid in blank:  # its topic is counted, not scored
+                continue
             nothing = method.nothing_judged(item.record)
             notes += checked.notes
             if checked.unjudged:
@@ -153,6 +157,23 @@ def score_judged(
     _count_left_out(table, left_out, scored)
     table.warnings = [warnings[q] for q in order if q in warnings]
     return table
+
+
+def _judgeable(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
+               left_out: Counter[str]) -> tuple[Mapping[str, Any] | None, dict[str, Any]]:
+    """The keys that give something to judge, and those that do not ({qid: key}: left out of
+    the universe, never scored 0, counted in `left_out` by the method's reason)."""
+    if keys is None:
+        return None, {}
+    blank: dict[str, Any] = {}
+    for qid, key in keys.items():
+        why = method.nothing_to_judge(key) if key is not None else None
+        if why is not None:
+            blank[qid] = key
+            left_out[f"topics with {why} in the key"] += 1
+    if not blank:
+        return keys, blank
+    return {q: k for q, k in keys.items() if q not in blank}, blank
 
 
 def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], outside: int,

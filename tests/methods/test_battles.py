@@ -197,6 +197,8 @@ def test_an_unparseable_verdict_is_unjudged_and_counted_never_a_tie(tmp_path: Pa
                                       str(board)])
     assert scored.exit_code == 0, scored.output
     assert "2 answers with nothing judged" in scored.output  # the two battles' pairs
+    # the four orders of the two battles without a result are unjudged (it said 0 unjudged)
+    assert "4 unjudged (left out: 4 verdicts)" in scored.output
     table = {r.split("\t")[0]: r.split("\t") for r in board.read_text().splitlines()}
     header = table.pop("run_id")
     played = {run: int(float(row[header.index("battles")])) for run, row in table.items()}

@@ -19,6 +19,7 @@ from nuggetizer.errors import ConfigError
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import AnswerKeyMethod, Target
+from nuggetizer.labels import UNJUDGED
 from nuggetizer.methods.battles.measures import verdicts
 from nuggetizer.methods.battles.method import BATTLES_FILE, battle_key
 from nuggetizer.methods.battles.records import BattleJudgment
@@ -48,6 +49,21 @@ def pair_key(target: Target) -> str:
     return battle_key(target.qid, target.run_id, target.opponent.run_id)
 
 
+def check_common_topics(targets: Mapping[str, Mapping[str, Target]],
+                        runs: Mapping[str, Sequence[str]]) -> None:
+    """ConfigError naming the runs that share no topic with any other run: they would play
+    no battle and get no score."""
+    playing = {run_id for ids in runs.values() for run_id in ids}
+    alone = [run_id for run_id in targets if run_id not in playing]
+    if not alone:
+        return
+    said = ", ".join(f"{r!r} ({len(targets[r])} topics)" for r in alone)
+    raise ConfigError(f"battles: no topic of run{'s' if len(alone) > 1 else ''} {said} is "
+                      "answered by another run, so no battle can be judged for "
+                      f"{'them' if len(alone) > 1 else 'it'}: give runs that answer the same "
+                      "topics (check their topic ids and --only-topics)")
+
+
 def plan_battles(targets: Mapping[str, Mapping[str, Target]], narratives: Mapping[str, str],
                  per_topic: int | None, budget: int | None, seed: int) -> Plan:
     """The scheduled battles (methods/battles/schedule.py: balanced, seeded; every pair when neither
@@ -60,6 +76,7 @@ def plan_battles(targets: Mapping[str, Mapping[str, Target]], narratives: Mappin
         for qid in by_topic:
             runs.setdefault(qid, []).append(run_id)
     runs = {qid: sorted(ids) for qid, ids in runs.items() if len(ids) >= 2}
+    check_common_topics(targets, runs)
     pairings: list[Pairing] = schedule_battles(runs, per_topic=per_topic, budget=budget,
                                                seed=seed)
     shown = {}
@@ -94,7 +111,8 @@ async def judge_battles(method: AnswerKeyMethod, plan: Plan, assessor: Assessor,
     """Judge every battle of the plan into `out_dir/battles.jsonl`; resumable per battle, and
     cumulative: the battles the file already holds (a smaller budget, an earlier adaptive
     round) are kept and not judged again."""
-    summary = Summary(f"battles --method {method.name}", unit="battles")
+    summary = Summary(f"battles --method {method.name}", unit="battles",
+                      unjudged_what="presentation orders")
     stamp = _stamp(method, assessor, track)
     output = ResumableOutput(out_dir / BATTLES_FILE,
                              lambda r: battle_key(r["qid"], r["run_a"], r["run_b"]), stamp)
@@ -109,11 +127,17 @@ async def judge_battles(method: AnswerKeyMethod, plan: Plan, assessor: Assessor,
         if output.done(key):
             summary.resumed += 1
             summary.unjudged += int(output.records[key].get("unjudged") or 0)
+            summary.empty += output.records[key].get("result") == UNJUDGED
         else:
             todo.append(key)
+
+    def keep(key: str, record: dict[str, Any]) -> None:
+        output.add(record)
+        summary.empty += record.get("result") == UNJUDGED  # no order's verdict parsed
+
     await run_journalled(
         todo, lambda key: method.judge(assessor, plan.narratives[by_key[key].qid], by_key[key]),
-        lambda key, record: output.add(record), stamp, summary, "battles", assessor,
+        keep, stamp, summary, "battles", assessor,
         UsageLedger(out_dir, summary.step, folder=True))
     output.finish([*earlier, *(k for k in by_key if k not in earlier)])
     return summary

@@ -15,6 +15,12 @@ is pointwise, one (answer, criterion) per call, as the release grades them; the 
 JSON under a schema with the closed menu Satisfied / Not Satisfied, so an answer off the menu is
 re-asked and then left unjudged (kept raw, counted), never scored.
 
+The key is checked as strictly as a sheet: an empty criterion is an error (file, line, field);
+a topic whose rubric lists no criterion is neither graded nor scored (counted, never a 0); each
+judgment's provenance records the hash of the criteria it was graded on (`key_sha256`), and
+scoring refuses a judgment whose criteria are not the key's, naming the first difference
+(`--lenient`: scored as judged, with a note).
+
 Judgment record: `{"run_id", "qid", "answer_text", "criteria": [{"criterion", "weight", "axis",
 "label", "error"?, "raw"?}], "unjudged"}`; label satisfied / not_satisfied / unjudged.
 """
@@ -31,9 +37,18 @@ from typing import Any
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
+from nuggetizer.cache import cache_key
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.records import validated
-from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
+from nuggetizer.interface.base import (
+    AnswerKeyMethod,
+    Checked,
+    Judged,
+    KeyInput,
+    Outcome,
+    Target,
+    reasks_setting,
+)
 from nuggetizer.interface.declare import check_choices, setting
 from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
@@ -99,10 +114,55 @@ class RubricsMethod(AnswerKeyMethod):
 
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> dict[str, Any]:
-        """A rubrics line: `qid` and its criteria (`query`/`prompt` kept when present)."""
+        """A rubrics line: `qid` and its criteria (`query`/`prompt` kept when present); an
+        empty criterion is an InputError (it cannot be graded)."""
+        given = obj.get("rubrics")
+        for k, item in enumerate(given if isinstance(given, list) else []):
+            text = item.get("criterion") if isinstance(item, dict) else None
+            if isinstance(text, str) and not text.strip():
+                raise InputError(path, line, f"field 'rubrics[{k}].criterion' is empty: write "
+                                 "what the answer is graded on, or remove the criterion")
         validated(RubricsKey, obj, path, line)
         obj.setdefault("query", str(obj.get("prompt") or ""))
         return obj
+
+    def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
+        """The rubrics file; InputError when no topic of it has a criterion to grade."""
+        keys = super().read_keys(path, lenient)
+        if all(not key["rubrics"] for key in keys.values()):
+            raise InputError(path, None, f"none of its {len(keys)} topics has a criterion "
+                             "(every 'rubrics' list is empty): nothing to grade")
+        return keys
+
+    def nothing_to_judge(self, key: Mapping[str, Any]) -> str | None:
+        """A topic whose rubric lists no criterion is neither graded nor scored (a 0 would
+        be a score for nothing): counted as one with "no criteria"."""
+        return None if key["rubrics"] else "no criteria"
+
+    def key_digest(self, key: Mapping[str, Any]) -> str:
+        """The sha256 of the topic's criteria (text, weight, axis), in order."""
+        return cache_key({"criteria": _criteria(key["rubrics"])})
+
+    def check(self, key: Mapping[str, Any] | None, judged: Judged, lenient: bool) -> Checked:
+        """A judgment against the rubric it is scored with: its criteria must be the key's
+        (text, weight, axis, in order), and the key hash its provenance records (if any) the
+        key's; InputError naming the first difference, or under `lenient` a note (scored on
+        the criteria as judged)."""
+        checked = Checked(self.unjudged(judged.record), [], None)
+        if key is None:
+            return checked
+        problem = _key_difference(key, judged.record, self.key_digest(key))
+        if problem is None:
+            return checked
+        if not lenient:
+            raise InputError(judged.path, judged.line, f"run {judged.run_id!r} topic "
+                             f"{judged.qid!r} was judged against another rubric than the "
+                             f"rubrics file's ({problem}): judge it again against this "
+                             "rubrics file, or score with the one it was judged with "
+                             "(--lenient scores it as judged)")
+        checked.notes.append(f"run {judged.run_id} topic {judged.qid}: {problem}, scored as "
+                             "judged")
+        return checked
 
     async def build_key(self, assessor: Assessor, item: KeyInput) -> Outcome:
         raise ConfigError("--method rubrics: the rubrics are given, nothing to build; pass the "
@@ -176,3 +236,30 @@ class RubricsMethod(AnswerKeyMethod):
     def read_sheets(self, paths: Sequence[Path], keys: Mapping[str, Any] | None,
                     allow_blank: bool) -> dict[str, list[dict[str, Any]]]:
         return read_rubric_sheets(paths, keys, allow_blank=allow_blank)
+
+
+def _criteria(rubrics: Sequence[Mapping[str, Any]]) -> list[tuple[str, float, str]]:
+    """(text, weight, axis) of each criterion, as compared and hashed (weights as floats: 5
+    and 5.0 are one weight)."""
+    return [(str(c["criterion"]).strip(), float(c["weight"]), str(c.get("axis", "")).strip())
+            for c in rubrics]
+
+
+def _key_difference(key: Mapping[str, Any], judgment: Mapping[str, Any], digest: str
+                    ) -> str | None:
+    """The first difference between a judgment's criteria and the key's, said in words;
+    None when there is none."""
+    ours, theirs = _criteria(key["rubrics"]), _criteria(judgment["criteria"])
+    if len(ours) != len(theirs):
+        return (f"{len(theirs)} criteria judged, {len(ours)} in the rubrics file")
+    for n, (now, then) in enumerate(zip(ours, theirs, strict=True), 1):
+        for field, k in (("text", 0), ("weight", 1), ("axis", 2)):
+            if now[k] != then[k]:
+                return (f"criterion {n}: {field} {then[k]!r} when judged, {now[k]!r} in the "
+                        "rubrics file")
+    stamp = judgment.get("provenance")
+    recorded = stamp.get("key_sha256") if isinstance(stamp, Mapping) else None
+    if recorded is not None and recorded != digest:
+        return f"its provenance records key hash {str(recorded)[:12]}, the rubrics file's is " \
+               f"{digest[:12]}"
+    return None

@@ -7,13 +7,14 @@ from typing import Any
 
 from pydantic import StrictStr
 
-from nuggetizer.formats.records import Id, JudgmentIds, Number, Record
+from nuggetizer.formats.records import Id, JudgmentIds, Number, Record, Text
 
 
 class Criterion(Record):
-    """A rubric criterion: its text, weight (negative: a failure mode) and axis."""
+    """A rubric criterion: its text (not empty: an empty one cannot be graded), weight
+    (negative: a failure mode) and axis."""
 
-    criterion: StrictStr
+    criterion: Text
     weight: Number
     axis: StrictStr = ""
 

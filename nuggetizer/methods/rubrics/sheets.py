@@ -94,6 +94,9 @@ def read_rubric_sheet(path: Path, keys: Mapping[str, Any] | None, *, allow_blank
         if row["n"] != str(len(criteria) + 1):
             raise InputError(path, line, f"column n is {row['n']!r}: criterion rows number "
                              f"the criteria 1, 2, ... (expected {len(criteria) + 1})")
+        if not row["text"].strip():
+            raise InputError(path, line, "column text (the criterion) is empty: an empty "
+                             "criterion cannot be graded; write it back as exported")
         weight = _weight(row["weight"], path, line)
         _check_key(keys.get(row["qid"]) if keys is not None else None, len(criteria) + 1,
                    row["text"], weight, path, line)
