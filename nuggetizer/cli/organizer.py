@@ -38,7 +38,8 @@ from nuggetizer.organizer.validate import (
                    "file, each narrative's text checked as copied exactly")
 @click.option("--fix", "fix_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="write copies with the safe fixes into this folder: over-length 2024/2025 "
-                   "answers trimmed; 2026 narratives copied, citations by doc id as positions")
+                   "answers trimmed; 2026 narratives copied, citations by doc id as positions, "
+                   "a reference cited twice in one answer object cited once")
 @click.option("--max-refs", type=int, default=None,
               help="reference limit [default: 20 for 2024 runs, 100 for 2025 runs]")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of text")

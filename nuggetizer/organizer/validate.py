@@ -286,6 +286,7 @@ class _Checker(ReportChecks, Rag26Checks):
         for k, item in items:
             for j, cite in enumerate(item["citations"]):
                 self.citation(cite, refs, year, n, f"answer[{k}].citations[{j}]")
+            self.repeats(item["citations"], refs, n, f"answer[{k}].citations")
         self.lengths.append(answer_length(texts))
         computed = sum(word_count(t) for t in texts)
         stated = obj.get("response_length") if stated_ok else None
@@ -317,6 +318,19 @@ class _Checker(ReportChecks, Rag26Checks):
                          f"run; {rag26.FORMAT} cites ClimbMix doc ids, e.g. shard_00459_61697)")
             elif ref in refs[:k]:
                 self.add(n, f"references[{k}]", f"{ref} is listed twice", "warning")
+
+    def repeats(self, cites: list[Any], refs: list[str], n: int, where: str) -> None:
+        """A warning for each citation of a sentence that names a reference it already cites
+        (the support method judges such a pair once; a TREC RAG 2026 run may not repeat one)."""
+        first: dict[int, int] = {}  # reference position -> the citation that named it
+        for j, cite in enumerate(cites):
+            at = rag26.position(cite, refs)
+            if at is not None and at in first:
+                self.add(n, f"{where}[{j}]", f"cites references[{at}] again (also citations"
+                         f"[{first[at]}]): judged once", "warning",
+                         "citation repeated in one sentence")
+            elif at is not None:
+                first[at] = j
 
     def citation(self, cite: Any, refs: list[str], year: int, n: int, where: str) -> None:
         self.report.citations += 1

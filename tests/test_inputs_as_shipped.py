@@ -1,0 +1,143 @@
+"""Issue 28, "nothing lost, nothing silent": inputs read as the README names them and as the
+tracks ship them, or refused in one line naming file, line, field (or argument) and the fix,
+with a non-zero exit, no traceback and nothing half-written.
+
+- a reference cited twice in one TREC RAG 2026 answer object is an error, never two judgments
+  (an older run's repeat is judged once, with a warning);
+- a narratives file (`narrative_id`, JSONL or a JSON array) serves as --topics and
+  --narratives;
+- the official data as shipped: the 2026 nuggets (no `query`) take it from --topics, and the
+  off-menu labels of the 2024 Mistral nuggets are one warning per file, with the count;
+- UDCG refuses a reasoning model in one line saying why.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from shared_data import RAG24, RAG26_DEV
+
+from nuggetizer.cli import cli
+from nuggetizer.flow.inputs import answer_targets
+from nuggetizer.formats.runs import read_run
+from nuggetizer.methods.support import SupportConfig, SupportMethod
+
+ROOT = Path(__file__).resolve().parents[1]
+RAG26 = ROOT / "tracks" / "rag26"
+NARRATIVES = RAG26 / "narratives.jsonl"  # the sample track's narratives file (narrative_id)
+DEV_NUGGETS = RAG26_DEV / "rag25-dev-nuggets.jsonl"
+DEV_TOPICS = RAG26_DEV / "rag25-topics-dev.tsv"
+QUERIES_2026 = RAG26_DEV / "trec_rag_2026_queries.tsv"
+MISTRAL = RAG24 / "nuggets.mistral.jsonl"
+GPT4O = RAG24 / "runs" / "baseline_rag24.test_gpt-4o_top20.jsonl"
+
+
+def invoke(*args: object) -> Result:
+    """The CLI in this process (stdout and stderr together in `output`)."""
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def one_error_line(result: Result) -> str:
+    """The one line an input error is said in (exit 2, no traceback); it is returned."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    errors = [x for x in result.output.splitlines() if "error:" in x.lower()]
+    assert len(errors) == 1, result.output
+    return errors[0]
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+# --- 1. a citation repeated in one answer object --------------------------------------------
+
+def sample_run() -> list[dict[str, Any]]:
+    """The sample track's thorough 2026 run, as written (it cites each reference once)."""
+    lines = (RAG26 / "run-thorough.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(x) for x in lines]
+
+
+def repeating(kind: str) -> list[dict[str, Any]]:
+    """The sample run with one answer object (line 1, answer[2]) citing a reference twice:
+    `position` as [2, 2], `doc-id` as a position and the doc id at it, `ids` as the doc id
+    twice."""
+    run = copy.deepcopy(sample_run())
+    ref = run[0]["references"][2]
+    run[0]["answer"][2]["citations"] = {"position": [2, 2], "doc-id": [2, ref],
+                                        "ids": [ref, ref]}[kind]
+    return run
+
+
+def test_the_sample_run_is_clean_before(tmp_path: Path) -> None:
+    run = write_jsonl(tmp_path / "run.jsonl", sample_run())
+    result = invoke("validate", "--narratives", RAG26 / "topics.tsv", run)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("kind", ["position", "doc-id", "ids"])
+def test_validate_refuses_a_reference_cited_twice_in_one_object(tmp_path: Path,
+                                                                 kind: str) -> None:
+    run = write_jsonl(tmp_path / "run.jsonl", repeating(kind))
+    result = invoke("validate", "--narratives", RAG26 / "topics.tsv", "--all-problems", run)
+    line = one_error_line(result)
+    ref = sample_run()[0]["references"][2]
+    assert line.startswith(f"{run}:1: error: answer[2].citations[1]: ")
+    assert f"references[2] ({ref!r}) again, already cited as citations[0]" in line
+    assert "[rag26 citation-repeated]" in line
+
+
+def test_validate_fix_drops_the_repeat(tmp_path: Path) -> None:
+    run = write_jsonl(tmp_path / "run.jsonl", repeating("doc-id"))
+    fixed_dir = tmp_path / "fixed"
+    result = invoke("validate", "--narratives", RAG26 / "topics.tsv", "--fix", fixed_dir, run)
+    # the repeat dropped, and the sample's two citations by doc id written as positions
+    assert result.exit_code == 2
+    assert f"fixed: wrote {fixed_dir / 'run.jsonl'} (3 safe fixes)" in result.output
+    fixed = [json.loads(x) for x in (fixed_dir / "run.jsonl").read_text().splitlines()]
+    assert fixed[0]["answer"][2]["citations"] == [2]
+    assert fixed[0]["answer"][1]["citations"] == [0, 1]
+    assert invoke("validate", "--narratives", RAG26 / "topics.tsv",
+                  fixed_dir / "run.jsonl").exit_code == 0
+
+
+@pytest.mark.parametrize("kind", ["position", "doc-id"])
+def test_support_judges_no_repeat_of_a_2026_run(tmp_path: Path, kind: str) -> None:
+    """The run reader refuses the repeat: no call, no judgment file, one line."""
+    run = write_jsonl(tmp_path / "run.jsonl", repeating(kind))
+    out = tmp_path / "judged"
+    result = invoke("assign", "--method", "support", "--set", "citations=all", "--run", run,
+                    "--corpus", RAG26 / "corpus.jsonl", "-o", out, "--assessor", "mock")
+    line = one_error_line(result)
+    assert f"{run}:1: answer[2].citations[1]:" in line and "citation-repeated" in line
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_an_older_runs_repeat_is_judged_once_and_warned() -> None:
+    """The official 2024 gpt-4o baseline repeats a citation in 5 sentences: each passage is
+    one pair, and validate warns of each repeat (the run stays usable)."""
+    run_id, answers = read_run(GPT4O)
+    targets = answer_targets({run_id: answers})[run_id]
+    method = SupportMethod(SupportConfig(citations="all"))
+    repeats = 0
+    for target in targets.values():
+        pairs = list(method._pairs(target))
+        for k, sentence in enumerate(target.sentences):
+            docids = [p["docid"] for i, p in pairs if i == k]
+            assert len(docids) == len(set(docids))
+            assert set(docids) == {target.references[c] for c in sentence.citations}
+            repeats += len(sentence.citations) != len(set(sentence.citations))
+    assert repeats == 5
+    result = invoke("validate", GPT4O)
+    assert result.exit_code == 1  # warnings only, as before
+    assert "5 warnings: citation repeated in one sentence" in result.output
+    assert re.search(r"answer\[\d+\]\.citations\[\d+\]: cites references\[\d+\] again "
+                     r"\(also citations\[\d+\]\): judged once", result.output)
