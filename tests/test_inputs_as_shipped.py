@@ -26,6 +26,7 @@ from shared_data import RAG24, RAG26_DEV
 from nuggetizer.cli import cli
 from nuggetizer.flow.inputs import answer_targets
 from nuggetizer.formats.runs import read_run
+from nuggetizer.formats.topics import read_topics
 from nuggetizer.methods.support import SupportConfig, SupportMethod
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,3 +142,68 @@ def test_an_older_runs_repeat_is_judged_once_and_warned() -> None:
     assert "5 warnings: citation repeated in one sentence" in result.output
     assert re.search(r"answer\[\d+\]\.citations\[\d+\]: cites references\[\d+\] again "
                      r"\(also citations\[\d+\]\): judged once", result.output)
+
+
+# --- 2. a narratives file as topics and as narratives ---------------------------------------
+
+def narratives_array(tmp_path: Path) -> Path:
+    """The sample narratives as one JSON array (the other shape a narratives file takes)."""
+    items = [json.loads(x) for x in NARRATIVES.read_text(encoding="utf-8").splitlines()]
+    path = tmp_path / "narratives.json"
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "json array"])
+def test_a_narratives_file_is_topics(tmp_path: Path, shape: str) -> None:
+    path = NARRATIVES if shape == "jsonl" else narratives_array(tmp_path)
+    topics = read_topics(path)
+    tsv = read_topics(RAG26 / "topics.tsv")
+    assert {q: t.text for q, t in topics.items()} == {q: t.text for q, t in tsv.items()}
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "json array"])
+def test_validate_reads_a_narratives_file(tmp_path: Path, shape: str) -> None:
+    path = NARRATIVES if shape == "jsonl" else narratives_array(tmp_path)
+    run = RAG26 / "run-thorough.jsonl"
+    result = invoke("validate", "--narratives", path, run)
+    assert result.exit_code == 0, result.output
+    # checked against it: a narrative changed by one character is named
+    edited = sample_run()
+    meta = edited[1]["metadata"]
+    meta["narrative"] = meta["narrative"].replace("heat", "Heat", 1)
+    bad = write_jsonl(tmp_path / "run.jsonl", edited)
+    line = one_error_line(invoke("validate", "--narratives", path, "--all-problems", bad))
+    assert line.startswith(f"{bad}:2: error: metadata.narrative: differs from the narratives")
+
+
+def test_relevance_reads_a_narratives_file_as_topics_and_narratives(tmp_path: Path) -> None:
+    out = tmp_path / "pool.qrels"
+    result = invoke("relevance", "--topics", NARRATIVES, "--narratives", NARRATIVES,
+                    "--scale", "0-4", "--run", RAG26 / "run-thorough.jsonl", "--corpus",
+                    RAG26 / "corpus.jsonl", "-o", out, "--assessor", "mock", "--cache",
+                    tmp_path / "c.sqlite")
+    assert result.exit_code == 0, result.output
+    grades = [x.split() for x in out.read_text().splitlines() if not x.startswith("#")]
+    assert {g[0] for g in grades} == {"rag26-s1", "rag26-s2"}
+
+
+def test_the_2026_queries_tsv_is_topics_not_sub_narratives(tmp_path: Path) -> None:
+    """The official TSV is the topics (119 narratives); as --narratives of the 0-4 scale it
+    has no sub-narratives, said in one line with what to give instead."""
+    assert len(read_topics(QUERIES_2026)) == 119
+    out = tmp_path / "pool.qrels"
+    result = invoke("relevance", "--topics", QUERIES_2026, "--narratives", QUERIES_2026,
+                    "--scale", "0-4", "--run", RAG26 / "run-thorough.jsonl", "--corpus",
+                    RAG26 / "corpus.jsonl", "-o", out, "--assessor", "mock")
+    line = one_error_line(result)
+    assert str(QUERIES_2026) in line and "no sub-narratives" in line
+    assert "--sub-narratives-from" in line and not out.exists()
+
+
+def test_a_narratives_file_without_an_id_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "narratives.jsonl"
+    bad.write_text(NARRATIVES.read_text().splitlines()[0] + "\n"
+                   + json.dumps({"narrative": "no id"}) + "\n")
+    line = one_error_line(invoke("validate", "--narratives", bad, RAG26 / "run-thorough.jsonl"))
+    assert f"{bad}:2:" in line and "'narrative_id'" in line
