@@ -16,6 +16,8 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +209,70 @@ def test_a_narratives_file_without_an_id_is_named(tmp_path: Path) -> None:
                    + json.dumps({"narrative": "no id"}) + "\n")
     line = one_error_line(invoke("validate", "--narratives", bad, RAG26 / "run-thorough.jsonl"))
     assert f"{bad}:2:" in line and "'narrative_id'" in line
+
+
+# --- 3. the official data as shipped --------------------------------------------------------
+
+def dev_run(tmp_path: Path, qids: list[str]) -> Path:
+    """A small 2026-format run answering development narratives `qids`."""
+    topics = read_topics(DEV_TOPICS)
+    lines = [{"metadata": {"team_id": "t", "narrative_id": q, "narrative": topics[q].text,
+                           "run_id": "dev-run", "run_desc": "written for the test"},
+              "references": [f"shard_00000_{k}"],
+              "answer": [{"text": f"An answer to narrative {q} about its subject.",
+                          "citations": [0]}]} for k, q in enumerate(qids)]
+    return write_jsonl(tmp_path / "dev-run.jsonl", lines)
+
+
+def test_the_2026_nuggets_without_topics_say_to_give_them(tmp_path: Path) -> None:
+    run, out = dev_run(tmp_path, ["58", "14"]), tmp_path / "judged"
+    line = one_error_line(invoke("assign", "--nuggets", DEV_NUGGETS, "--run", run, "-o", out,
+                                 "--assessor", "mock"))
+    assert str(DEV_NUGGETS) in line and "22 of its 22 topics" in line
+    assert "no field 'query'" in line and "--topics" in line
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_2026_nuggets_take_the_query_from_topics(tmp_path: Path) -> None:
+    run, out = dev_run(tmp_path, ["58", "14"]), tmp_path / "judged"
+    result = invoke("assign", "--nuggets", DEV_NUGGETS, "--topics", DEV_TOPICS, "--run", run,
+                    "-o", out, "--assessor", "mock", "--cache", tmp_path / "c.sqlite")
+    assert result.exit_code == 0, result.output
+    judged = [json.loads(x) for x in (out / "dev-run.jsonl").read_text().splitlines()]
+    texts = read_topics(DEV_TOPICS)
+    assert {j["qid"]: j["query"] for j in judged} == {q: texts[q].text for q in ("58", "14")}
+    scored = invoke("score", "--nuggets", DEV_NUGGETS, out, "-o", tmp_path / "board.tsv")
+    assert scored.exit_code == 0, scored.output  # scoring needs no query
+
+
+def test_topics_that_lack_a_nuggets_topic_are_named(tmp_path: Path) -> None:
+    run, out = dev_run(tmp_path, ["58"]), tmp_path / "judged"
+    some = tmp_path / "topics.tsv"
+    some.write_text("\n".join(DEV_TOPICS.read_text().splitlines()[:3]) + "\n")
+    line = one_error_line(invoke("assign", "--nuggets", DEV_NUGGETS, "--topics", some,
+                                 "--run", run, "-o", out, "--assessor", "mock"))
+    assert "19 of its 22 topics" in line and "no line in the --topics file" in line
+
+
+def test_the_mistral_nuggets_strict_name_the_first_label(tmp_path: Path) -> None:
+    run, out = GPT4O, tmp_path / "judged"
+    line = one_error_line(invoke("assign", "--nuggets", MISTRAL, "--run", run, "-o", out,
+                                 "--only-topics", "2024-105741", "--assessor", "mock"))
+    assert f"{MISTRAL}:31:" in line and "nuggets[20].importance label 'failed'" in line
+    assert "--lenient" in line and not out.exists()
+
+
+def test_the_mistral_nuggets_lenient_warn_once_with_the_count(tmp_path: Path) -> None:
+    """Through the command as a user runs it (its log on stderr)."""
+    out = tmp_path / "judged"
+    result = subprocess.run(
+        [sys.executable, "-m", "nuggetizer", "assign", "--nuggets", str(MISTRAL), "--lenient",
+         "--run", str(GPT4O), "-o", str(out), "--only-topics", "2024-105741", "--assessor",
+         "mock", "--cache", str(tmp_path / "c.sqlite")],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    warned = [x for x in result.stderr.splitlines() if "not recognised" in x]
+    assert len(warned) == 1, result.stderr
+    assert warned[0].startswith(f"{MISTRAL}: 40 importance label(s) not recognised on 7 "
+                                "line(s), the first on line 31 ('failed' x10")
+    assert warned[0].endswith("; recorded as unjudged")

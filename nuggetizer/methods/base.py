@@ -241,6 +241,12 @@ class AnswerKeyMethod(ABC):
             raise InputError(path, None, f"no {self.name} keys in file")
         return keys
 
+    def complete_keys(self, keys: dict[str, Any], path: Path,
+                      topics: Mapping[str, Topic] | None) -> None:
+        """Fill in, before any judging, what a key file may leave to the topics file (read
+        from `--topics`, or None when none was given); InputError when it stays missing."""
+        return None
+
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> Any:
         """One judgment line as the method scores it (checked against `judgment_model`)."""
