@@ -13,6 +13,7 @@ with a non-zero exit, no traceback and nothing half-written.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import re
@@ -23,13 +24,19 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from scripted import ScriptedBackend
 from shared_data import RAG24, RAG26_DEV
 
+from nuggetizer.assessors.base import Assessor, Completion, Request
 from nuggetizer.cli import cli
+from nuggetizer.errors import ConfigError
 from nuggetizer.flow.inputs import answer_targets
 from nuggetizer.formats.runs import read_run
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.methods.base import KeyInput
 from nuggetizer.methods.support import SupportConfig, SupportMethod
+from nuggetizer.methods.udcg import UdcgConfig, UdcgMethod
+from nuggetizer.types import Segment
 
 ROOT = Path(__file__).resolve().parents[1]
 RAG26 = ROOT / "tracks" / "rag26"
@@ -276,3 +283,51 @@ def test_the_mistral_nuggets_lenient_warn_once_with_the_count(tmp_path: Path) ->
     assert warned[0].startswith(f"{MISTRAL}: 40 importance label(s) not recognised on 7 "
                                 "line(s), the first on line 31 ('failed' x10")
     assert warned[0].endswith("; recorded as unjudged")
+
+
+# --- 4. UDCG and reasoning models -----------------------------------------------------------
+
+def udcg_files(tmp_path: Path) -> list[object]:
+    """The arguments of a UDCG key build on two passages of the sample track."""
+    (tmp_path / "t.tsv").write_text("q1\tHow do I compost indoors?\n")
+    (tmp_path / "q.qrels").write_text("q1 0 shard_00001_1 2\nq1 0 shard_00001_2 0\n")
+    (tmp_path / "d.run").write_text("q1 Q0 shard_00001_1 1 2 r\nq1 Q0 shard_00001_2 2 1 r\n")
+    return ["nuggetize", "--method", "udcg", "--topics", tmp_path / "t.tsv", "--qrels",
+            tmp_path / "q.qrels", "--corpus", RAG26 / "corpus.jsonl", "--docs-run",
+            tmp_path / "d.run", "-o", tmp_path / "key.jsonl"]
+
+
+def test_udcg_refuses_a_model_known_to_reason_before_any_call(tmp_path: Path) -> None:
+    """Nothing listens at the base URL: a call would fail otherwise than this line."""
+    result = invoke(*udcg_files(tmp_path), "--assessor", "openai:o4-mini", "--base-url",
+                    "http://127.0.0.1:9/v1", "--reasoning-effort", "low", "--cache",
+                    tmp_path / "c.sqlite")
+    line = one_error_line(result)
+    assert "--method udcg cannot use openai:o4-mini: it is a reasoning model (a reasoning " \
+           "effort (low) is sent to it)" in line
+    assert "first token" in line and "thinking" in line
+    assert not (tmp_path / "key.jsonl").exists()
+
+
+def test_udcg_takes_a_plain_model(tmp_path: Path) -> None:
+    result = invoke(*udcg_files(tmp_path), "--assessor", "mock", "--cache",
+                    tmp_path / "c.sqlite")
+    assert result.exit_code == 0, result.output
+    key = json.loads((tmp_path / "key.jsonl").read_text().splitlines()[0])
+    assert all(p["models_info"]["mock"]["no_res_prob"] is not None for p in key["passages"])
+
+
+@pytest.mark.parametrize("answer", [
+    Completion(text="", model="r1", reasoning="", finish_reason="length",
+               first_token_logprobs={"<think>": -0.01}),
+    Completion(text="NO", model="r1", reasoning_tokens=1, first_token_logprobs={"NO": -0.1}),
+])
+def test_udcg_refuses_a_model_whose_answer_shows_thinking(answer: Completion) -> None:
+    """A reasoning model given no reasoning option shows it in its first answer."""
+    backend = ScriptedBackend(lambda request: answer, model="r1")
+    item = KeyInput(qid="q", query="Capital of France?",
+                    documents=[Segment(id="a", text="Paris is the capital.")])
+    with pytest.raises(ConfigError, match="cannot use scripted:r1: it is a reasoning model "
+                       r"\(its answer began with thinking\)"):
+        asyncio.run(UdcgMethod(UdcgConfig()).build_key(Assessor(backend, None), item))
+    assert len(backend.requests) == 1 and isinstance(backend.requests[0], Request)

@@ -218,6 +218,11 @@ class AnswerKeyMethod(ABC):
         """The method's own check of what building its keys reads; ConfigError/InputError."""
         return None
 
+    def check_assessor(self, assessor: Assessor) -> None:
+        """The method's own check of the assessor that builds its keys, before any call;
+        ConfigError when the method cannot read what that model answers."""
+        return None
+
     # --- records at the file edge ----------------------------------------------------------
 
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool) -> Any:
