@@ -258,7 +258,7 @@ def test_topics_that_lack_a_nuggets_topic_are_named(tmp_path: Path) -> None:
     some.write_text("\n".join(DEV_TOPICS.read_text().splitlines()[:3]) + "\n")
     line = one_error_line(invoke("assign", "--nuggets", DEV_NUGGETS, "--topics", some,
                                  "--run", run, "-o", out, "--assessor", "mock"))
-    assert "19 of its 22 topics" in line and "no line in the --topics file" in line
+    assert "19 of its 22 topics" in line and "no line in the topics file" in line
 
 
 def test_the_mistral_nuggets_strict_name_the_first_label(tmp_path: Path) -> None:

@@ -175,11 +175,11 @@ def read_nuggets(path: str | Path, *, lenient: bool = False) -> dict[str, Nugget
     return result
 
 
-def add_queries(keys: Mapping[str, NuggetList], path: Path, topics: Mapping[str, Topic] | None,
-                given: str = "--topics") -> None:
+def add_queries(keys: Mapping[str, NuggetList], path: Path,
+                topics: Mapping[str, Topic] | None) -> None:
     """Give each key without a query (a 2026 nuggets file has none) its topic's text from
-    `topics` (read from the file the option `given` names); InputError naming the key file,
-    the field and the option when a query stays missing."""
+    `topics` (None: no topics file given); InputError naming the key file, the field and what
+    to give when a query stays missing."""
     lacking = [qid for qid, nl in keys.items() if not nl.query]
     for qid in lacking:
         if topics is not None and qid in topics:
@@ -189,10 +189,10 @@ def add_queries(keys: Mapping[str, NuggetList], path: Path, topics: Mapping[str,
         return
     what = f"{len(missing)} of its {len(keys)} topics (e.g. {missing[0]!r}) have no field 'query'"
     if topics is None:
-        raise InputError(path, None, f"{what}, as the TREC RAG 2026 nuggets: give {given} FILE, "
+        raise InputError(path, None, f"{what}, as the TREC RAG 2026 nuggets: give --topics FILE, "
                          "the topics or narratives file, whose text becomes each one's query")
-    raise InputError(path, None, f"{what} and no line in the {given} file: give the topics "
-                     "file these nuggets were made for")
+    raise InputError(path, None, f"{what} and no line in the topics file: give the topics file "
+                     "these nuggets were made for")
 
 
 def nuggets_record(nl: NuggetList, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
