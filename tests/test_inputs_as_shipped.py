@@ -252,6 +252,21 @@ def test_the_2026_nuggets_take_the_query_from_topics(tmp_path: Path) -> None:
     assert scored.exit_code == 0, scored.output  # scoring needs no query
 
 
+def test_a_track_with_the_2026_nuggets_takes_the_query_from_its_topics(tmp_path: Path) -> None:
+    run = dev_run(tmp_path, ["58", "14"])
+    config = tmp_path / "track.toml"
+    config.write_text(f'name = "dev"\nmethod = "nuggets"\ntopics = "{DEV_TOPICS}"\n'
+                      f'key = "{DEV_NUGGETS}"\nruns = ["{run}"]\n')
+    out = tmp_path / "out"
+    result = invoke("evaluate", "--track", config, "--assessor", "mock", "-o", out, "--cache",
+                    tmp_path / "c.sqlite")
+    assert result.exit_code == 0, result.output
+    judged = [json.loads(x) for f in sorted(out.rglob("dev-run.jsonl"))
+              for x in f.read_text().splitlines()]
+    texts = read_topics(DEV_TOPICS)
+    assert judged and all(j["query"] == texts[j["qid"]].text for j in judged)
+
+
 def test_topics_that_lack_a_nuggets_topic_are_named(tmp_path: Path) -> None:
     run, out = dev_run(tmp_path, ["58"]), tmp_path / "judged"
     some = tmp_path / "topics.tsv"
