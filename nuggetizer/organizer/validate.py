@@ -145,6 +145,8 @@ class RunReport:
     fixes: int = 0  # safe fixes made in the fixed copy (2026 runs: narratives, citations)
     length_tolerance: int = 0
     length_within_tolerance: int = 0  # stated response_length off by 1..tolerance words
+    repeated_citations: int = 0  # 2024/2025: citations naming a reference their sentence cites
+    first_repeat: str = ""  # where the first one is, in words
 
     @property
     def errors(self) -> int:
@@ -320,15 +322,16 @@ class _Checker(ReportChecks, Rag26Checks):
                 self.add(n, f"references[{k}]", f"{ref} is listed twice", "warning")
 
     def repeats(self, cites: list[Any], refs: list[str], n: int, where: str) -> None:
-        """A warning for each citation of a sentence that names a reference it already cites
-        (the support method judges such a pair once; a TREC RAG 2026 run may not repeat one)."""
+        """Count the citations of a sentence that name a reference it already cites, the first
+        one kept for the note (the support method judges such a passage once; the older
+        tracks' rules do not forbid it, a TREC RAG 2026 run may not)."""
         first: dict[int, int] = {}  # reference position -> the citation that named it
         for j, cite in enumerate(cites):
             at = rag26.position(cite, refs)
             if at is not None and at in first:
-                self.add(n, f"{where}[{j}]", f"cites references[{at}] again (also citations"
-                         f"[{first[at]}]): judged once", "warning",
-                         "citation repeated in one sentence")
+                self.report.repeated_citations += 1
+                self.report.first_repeat = self.report.first_repeat or (
+                    f"line {n} {where}[{j}] cites references[{at}] as citations[{first[at]}] did")
             elif at is not None:
                 first[at] = j
 
@@ -419,6 +422,10 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
         if report.track:
             lines.append(f"{report.path}: note: checked against the {report.track} rules "
                          "(--track-rules; README: Track rules for report runs)")
+        if report.repeated_citations:
+            lines.append(f"{report.path}: note: {report.repeated_citations} citations name a "
+                         f"reference their sentence already cites ({report.first_repeat}): "
+                         "support judges each such passage once")
         if report.length_within_tolerance:
             lines.append(f"{report.path}: note: {report.length_within_tolerance} stated "
                          f"response_length values differ from the computed one by at most "
