@@ -156,11 +156,12 @@ def test_an_older_runs_repeat_is_judged_once_and_warned() -> None:
 
 # --- 2. a narratives file as topics and as narratives ---------------------------------------
 
-def narratives_array(tmp_path: Path) -> Path:
-    """The sample narratives as one JSON array (the other shape a narratives file takes)."""
+def narratives_array(tmp_path: Path, indent: int | None = 2) -> Path:
+    """The sample narratives as one JSON array (the other shape a narratives file takes),
+    pretty-printed or (`indent` None) on one line."""
     items = [json.loads(x) for x in NARRATIVES.read_text(encoding="utf-8").splitlines()]
     path = tmp_path / "narratives.json"
-    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    path.write_text(json.dumps(items, indent=indent), encoding="utf-8")
     return path
 
 
@@ -187,9 +188,14 @@ def test_validate_reads_a_narratives_file(tmp_path: Path, shape: str) -> None:
     assert line.startswith(f"{bad}:2: error: metadata.narrative: differs from the narratives")
 
 
-def test_relevance_reads_a_narratives_file_as_topics_and_narratives(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shape", ["jsonl", "json array"])
+def test_relevance_reads_a_narratives_file_as_topics_and_narratives(tmp_path: Path,
+                                                                    shape: str) -> None:
+    """The JSON array on one line: its first line is no object (the inputs' sidecar read it
+    as one and stopped with a traceback after the qrels were written)."""
+    path = NARRATIVES if shape == "jsonl" else narratives_array(tmp_path, None)
     out = tmp_path / "pool.qrels"
-    result = invoke("relevance", "--topics", NARRATIVES, "--narratives", NARRATIVES,
+    result = invoke("relevance", "--topics", path, "--narratives", path,
                     "--scale", "0-4", "--run", RAG26 / "run-thorough.jsonl", "--corpus",
                     RAG26 / "corpus.jsonl", "-o", out, "--assessor", "mock", "--cache",
                     tmp_path / "c.sqlite")
