@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from nuggetizer.errors import ConfigError
@@ -35,7 +36,9 @@ __all__ = [
     "budget_exhausted",
     "env_choice",
     "expected_reasoning",
+    "known_to_reason",
     "raised_budget",
+    "shows_reasoning",
     "split_reasoning",
 ]
 
@@ -85,6 +88,27 @@ def split_reasoning(message: dict[str, Any]) -> tuple[str, str | None]:
         parts.append(match.group(1).strip())
         text = text[match.end():].lstrip()
     return text, "\n".join(parts) if parts else None
+
+
+def known_to_reason(options: Mapping[str, Any]) -> str | None:
+    """Why an assessor whose backend sends `options` (the Assessor's `options`) is known to be
+    a reasoning model, in words; None when nothing says so (before any call, a reasoning model
+    given no reasoning option is not known yet: `shows_reasoning` tells from its answers)."""
+    if options.get("reasoning_effort"):
+        return f"a reasoning effort ({options['reasoning_effort']}) is sent to it"
+    if options.get("token_field") == "max_completion_tokens":
+        return "its server takes only max_completion_tokens, as reasoning models' servers do"
+    if options.get("reasoning_allowance"):
+        return "reasoning tokens are expected of it (--reasoning-tokens)"
+    return None
+
+
+def shows_reasoning(reasoning: str | None, reasoning_tokens: int,
+                    first_tokens: Mapping[str, float] | None = None) -> bool:
+    """Whether an answer shows that the model thought first: thinking split off (even an empty
+    `<think>` opener), reasoning tokens counted, or `<think>` among its first tokens."""
+    return (reasoning is not None or reasoning_tokens > 0
+            or any(t.strip().startswith("<think") for t in first_tokens or {}))
 
 
 def budget_exhausted(text: str, finish_reason: str | None) -> bool:

@@ -159,6 +159,9 @@ def nuggetize_command(
 @click.option("--allow-missing", is_flag=True,
               help="retrieved or cited passages missing from --corpus, and citations outside "
                    "an answer's references, stay unjudged (counted) instead of an error")
+@click.option("--topics", type=ANY, default=None,
+              help="topics or narratives file (TSV or JSONL): the query of each topic the key "
+                   "gives none (the TREC RAG 2026 nuggets)")
 @method_options
 @TRACK_RULES
 @LENGTH_LIMIT
@@ -177,7 +180,7 @@ def assign_command(
     retrieval_runs: tuple[Path, ...], corpus: Path | None, depth: int | None,
     allow_missing: bool, method: str, settings: tuple[str, ...], only_topics: tuple[str, ...],
     only_topics_file: Path | None, track_rules: str,
-    length_limit: int | None, requests: Path | None, **options: Any,
+    length_limit: int | None, requests: Path | None, topics: Path | None, **options: Any,
 ) -> None:
     """Judge every answer (or retrieved context) of the runs against its topic's key."""
     chosen = configured(method, settings, **flags)
@@ -186,6 +189,8 @@ def assign_command(
                            track_rules, requests, length_limit)
     targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))
     keys = chosen.read_keys(key, lenient) if key is not None else None
+    if keys is not None and key is not None:
+        chosen.complete_keys(keys, key, read_topics(topics) if topics else None)
     assessor = make_assessor_from(options)
     runner = executor_from(options, assessor, output)
     summary = run_with(assessor, runner.run(assign_plan(chosen, keys, targets, output)))[0]

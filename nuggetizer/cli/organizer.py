@@ -34,11 +34,13 @@ from nuggetizer.validate.checker import (
 @click.command("validate")
 @click.argument("runs", nargs=-1, required=True, type=ANY)
 @click.option("--topics", "--narratives", "topics", type=ANY, default=None,
-              help="the track's topics (TSV or JSONL); for a TREC RAG 2026 run its narratives "
-                   "file, each narrative's text checked as copied exactly")
+              help="the track's topics (TSV, JSONL or a JSON array; a narratives file with "
+                   "narrative_id too); for a TREC RAG 2026 run its narratives file, each "
+                   "narrative's text checked as copied exactly")
 @click.option("--fix", "fix_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="write copies with the safe fixes into this folder: over-length 2024/2025 "
-                   "answers trimmed; 2026 narratives copied, citations by doc id as positions")
+                   "answers trimmed; 2026 narratives copied, citations by doc id as positions, "
+                   "a reference cited twice in one answer object cited once")
 @click.option("--max-refs", type=int, default=None,
               help="reference limit [default: 20 for 2024 runs, 100 for 2025 runs]")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of text")

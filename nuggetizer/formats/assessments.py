@@ -23,6 +23,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_lines, parse_object
 from nuggetizer.formats.nuggets import (
     NuggetItem,
+    OffMenu,
     check_label,
     extras_record,
     importance_label,
@@ -80,8 +81,10 @@ def _well_formed(obj: dict[str, Any]) -> Assessment | None:
     return assessment
 
 
-def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: bool) -> Assessment:
-    """One assessment line; under `lenient`, unknown labels become "unjudged" and are logged."""
+def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: bool,
+                     off_menu: OffMenu | None = None) -> Assessment:
+    """One assessment line; under `lenient`, unknown labels become "unjudged" and go to
+    `off_menu` (said once for the file), else are logged for the line."""
     given = validated(AssessmentLine, obj, path, line)
     stated = "length" not in obj and "response_length" in obj
     nuggets: list[AssessedNugget] = []
@@ -100,8 +103,11 @@ def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: boo
         nuggets.append(AssessedNugget(text=item.text, importance=importance_of(importance),
                                       assignment=assignment_of(assignment), raw=item.raw,
                                       **item.extras()))
-    warn_labels(path, line, "importance", bad_importance)
-    warn_labels(path, line, "assignment", bad_assignment)
+    for what, labels in (("importance", bad_importance), ("assignment", bad_assignment)):
+        if off_menu is not None:
+            off_menu.add(line, what, labels)
+        else:
+            warn_labels(path, line, what, labels)
     return Assessment(run_id=given.run_id or path.stem, qid=given.qid, query=given.query,
                       answer_text=given.answer_text,
                       length=given.response_length if stated else given.length,
@@ -113,15 +119,18 @@ def iter_assessments(path: str | Path, *, lenient: bool = False
     """(line, assessment) of every line of an assessments file, in file order.
 
     An unknown importance or assignment label is an InputError naming it; with `lenient` it
-    becomes "unjudged" and is logged at file:line.
+    becomes "unjudged", the file's such labels logged in one warning once it is read.
     """
     path = Path(path)
+    off_menu = OffMenu(path)
     for number, text in iter_lines(path):
         if not text.strip():
             continue
         obj = parse_object(text, path, number)
         fast = _well_formed(obj)
-        yield number, fast or parse_assessment(obj, path, number, lenient=lenient)
+        yield number, fast or parse_assessment(obj, path, number, lenient=lenient,
+                                               off_menu=off_menu)
+    off_menu.say()
 
 
 def read_assessments(path: str | Path, *, lenient: bool = False) -> list[Assessment]:

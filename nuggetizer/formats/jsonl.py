@@ -24,6 +24,8 @@ __all__ = [
     "iter_decoded",
     "iter_jsonl",
     "iter_lines",
+    "iter_objects",
+    "opening",
     "parse_object",
     "type_name",
 ]
@@ -141,6 +143,39 @@ def _iter_objects(path: Path, decode: Callable[[bytes], Any] | None = None
                     yield number, parse_object(text, path, number)
         except (OSError, EOFError) as exc:  # e.g. a truncated or corrupt .gz
             raise InputError(path, None, f"cannot read: {exc}") from None
+
+
+def opening(path: Path) -> str:
+    """The first character of a file other than white space or a byte-order mark ("" when
+    there is none): `{` for JSONL, `[` for a JSON array."""
+    try:
+        with _open_binary(path) as fh:
+            head = fh.read(4096)
+    except (OSError, EOFError) as exc:
+        raise InputError(path, None, f"cannot read: {exc}") from None
+    return head.lstrip(_BOM + b" \t\r\n")[:1].decode("ascii", "replace")
+
+
+def iter_objects(path: Path, what: str) -> Iterator[tuple[int | None, dict[str, Any]]]:
+    """The objects of a JSONL file, or of a file holding one JSON array of them (line numbers
+    unknown then, None); `what` says what each item must be, for the error of one that is not
+    an object ("an object with an id and `sub_narratives`")."""
+    if opening(path) != "[":
+        yield from iter_jsonl(path)
+        return
+    try:
+        with _open_binary(path) as fh:
+            items = json.loads(fh.read().decode("utf-8-sig"))
+    except (ValueError, OSError, EOFError) as exc:
+        raise InputError(path, None, f"not valid JSON: {exc}") from None
+    if not isinstance(items, list):
+        raise InputError(path, None, f"expected a JSON array of objects, found a JSON "
+                         f"{type_name(items)}")
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(path, None, f"item {index} must be {what}, found a JSON "
+                             f"{type_name(item)}")
+        yield None, item
 
 
 def base_suffix(path: str | Path) -> str:

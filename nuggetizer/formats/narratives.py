@@ -14,8 +14,6 @@ A sub-narrative wrapped whole in double quotes (as the 2026 nuggets write them:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,7 +21,7 @@ from pydantic import AliasChoices, Field, PlainValidator, StrictStr
 from pydantic_core import PydanticCustomError
 
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.jsonl import iter_jsonl
+from nuggetizer.formats.jsonl import iter_jsonl, iter_objects, opening
 from nuggetizer.formats.records import IdText, Record, validated
 
 
@@ -68,27 +66,15 @@ class MappedNuggets(NarrativeId):
     nuggets: list[MappedNugget]
 
 
-def _objects(path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
-    """The objects of a JSONL file, or of a JSON array (line numbers unknown then)."""
-    head = path.read_text(encoding="utf-8").lstrip()[:1]
-    if head != "[":
-        yield from iter_jsonl(path)
-        return
-    try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise InputError(path, None, f"not valid JSON: {exc}") from None
-    for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise InputError(path, None, f"item {index} must be an object with an id and "
-                             "`sub_narratives`")
-        yield None, item
-
-
 def read_narratives(path: Path) -> dict[str, list[str]]:
     """narrative id -> its sub-narratives, from a narratives file."""
+    if opening(path) not in ("{", "[", ""):
+        raise InputError(path, 1, "not JSON: a narratives file of id<TAB>narrative lines has "
+                         "no sub-narratives; give them as JSONL ({\"narrative_id\", "
+                         "\"narrative\", \"sub_narratives\": [...]}) or --sub-narratives-from "
+                         "a 2026 nuggets file (the TSV serves as --topics)")
     found: dict[str, list[str]] = {}
-    for line, obj in _objects(path):
+    for line, obj in iter_objects(path, "an object with an id and `sub_narratives`"):
         narrative = validated(Narrative, obj, path, line)
         if narrative.qid in found:
             raise InputError(path, line, f"narrative {narrative.qid!r} is listed twice")

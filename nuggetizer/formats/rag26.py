@@ -13,6 +13,11 @@ Sources:
   topic, the narrative copied exactly from `trec_rag_2026_queries.tsv`; it also asks for no
   extra metadata keys and every reference cited, both warnings here since this project's
   METHODS.md section 8 allows extra metadata and uncited references.
+- Repeated citations: the guidelines allow none. Their Answer Rules read "Cite no more than
+  three references per sentence" and "Sort citation indices by support strength", and
+  `citations` holds "up to three zero-indexed positions into `references`": distinct references
+  in an order of strength. A reference named twice in one answer object (`[2, 2]`, or a
+  position and the doc id at it) is an error here (`citation-repeated`), never judged twice.
 - The same repository's skills/validate-trec-rag-2026-submissions/scripts/validate_submission.py
   (`CLIMBMIX_DOCUMENT_ID = shard_\\d+_\\d+`), and METHODS.md section 8 for citations by doc id,
   empty citation lists, opaque (Markdown) text and words as `str.split()` summed over objects.
@@ -119,6 +124,23 @@ def _types(obj: dict[str, Any]) -> list[Finding]:
     return out
 
 
+def position(cite: Any, refs: list[Any]) -> int | None:
+    """The position into `refs` a citation names (itself, or the place of the doc id it
+    gives), or None when it names none."""
+    if isinstance(cite, str) and cite in refs:
+        return refs.index(cite)
+    if isinstance(cite, int) and not isinstance(cite, bool) and 0 <= cite < len(refs):
+        return cite
+    return None
+
+
+def repeated(cite: Any, at: int, first: int, refs: list[Any]) -> str:
+    """The message of a citation naming a reference its answer object already cites."""
+    return (f"{cite!r} cites references[{at}] ({refs[at]!r}) again, already cited as "
+            f"citations[{first}]: an answer object cites a reference once (--fix drops the "
+            "repeat)")
+
+
 def _citations(obj: dict[str, Any], refs: list[Any]) -> tuple[list[Finding], set[int]]:
     """What the citation rules find, and the positions cited."""
     out: list[Finding] = []
@@ -131,16 +153,19 @@ def _citations(obj: dict[str, Any], refs: list[Any]) -> tuple[list[Finding], set
         if len(cites) > MAX_CITATIONS:
             out.append(found("citations-per-object", where, f"{len(cites)} citations, over the "
                              f"limit of {MAX_CITATIONS} per answer object ({NOT_FIXED})"))
+        first: dict[int, int] = {}  # position -> the citation that first named it
         for j, cite in enumerate(cites):
-            if isinstance(cite, str) and cite in refs:
-                cited.add(refs.index(cite))
-            elif isinstance(cite, int) and not isinstance(cite, bool) \
-                    and 0 <= cite < len(refs):
-                cited.add(cite)
-            else:
+            at = position(cite, refs)
+            if at is None:
                 span = f"0..{len(refs) - 1}" if refs else "none: references is empty"
                 out.append(found("citation", f"{where}[{j}]", f"{cite!r} is neither a position "
                                  f"into references ({span}) nor a doc id listed there"))
+            elif at in first:
+                out.append(found("citation-repeated", f"{where}[{j}]",
+                                 repeated(cite, at, first[at], refs)))
+            else:
+                first[at] = j
+                cited.add(at)
     return out, cited
 
 

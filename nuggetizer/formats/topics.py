@@ -1,7 +1,9 @@
-"""Topics, for every method: TSV `id<TAB>text`, or JSONL with an id (`id`/`topic_id`/`qid`/
-`request_id`/`example_id`, the fourth being the NeuCLIR / RAGTIME key), a text (`title`/`query`/
-`request`/`text`/`question`/`narrative`, the last being the TREC RAG 2025 key) and, optionally,
-a reference text (`summary`/`reference`, for CRUX).
+"""Topics, for every method: TSV `id<TAB>text`, or JSONL (or one JSON array) with an id
+(`id`/`topic_id`/`qid`/`request_id`/`example_id`/`narrative_id`, the fourth being the NeuCLIR /
+RAGTIME key, the last the TREC RAG 2025 and 2026 one), a text (`title`/`query`/`request`/`text`/
+`question`/`narrative`, the last being the TREC RAG 2025 key) and, optionally, a reference text
+(`summary`/`reference`, for CRUX). A narratives file (formats/narratives.py) is such a file: its
+`sub_narratives` are read by the commands that take --narratives.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, StrictStr
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.jsonl import base_suffix, iter_jsonl, iter_lines
+from nuggetizer.formats.jsonl import base_suffix, iter_lines, iter_objects
 from nuggetizer.formats.records import IdText, Record, validated
 from nuggetizer.types import Topic
 
-ID_KEYS = ("id", "topic_id", "qid", "request_id", "example_id")
-Row = tuple[int, str, str, str | None]
+ID_KEYS = ("id", "topic_id", "qid", "request_id", "example_id", "narrative_id")
+Row = tuple[int | None, str, str, str, str | None]  # line, item prefix, id, text, ref
 
 
 class TopicLine(Record):
@@ -42,34 +44,32 @@ def _iter_tsv(path: Path) -> Iterator[Row]:
                 number,
                 f"expected 2 tab-separated columns (id, text), found {len(columns)}",
             )
-        yield number, columns[0].strip(), columns[1].strip(), None
+        yield number, "", columns[0].strip(), columns[1].strip(), None
 
 
 def _iter_json(path: Path) -> Iterator[Row]:
-    for number, obj in iter_jsonl(path):
-        topic = validated(TopicLine, obj, path, number)
-        yield number, topic.topic_id, topic.text.strip(), topic.reference
+    """The topics of a JSONL file, or of a JSON array (named by item, its lines unknown)."""
+    for index, (number, obj) in enumerate(iter_objects(path, "an object with an id and a text")):
+        where = "" if number is not None else f"item {index}: "
+        topic = validated(TopicLine, obj, path, number, where=where)
+        yield number, where, topic.topic_id, topic.text.strip(), topic.reference
 
 
 def read_topics(path: str | Path) -> dict[str, Topic]:
-    """Read topics in file order; JSONL for `.jsonl`/`.json` (optionally `.gz`), else TSV."""
+    """Read topics in file order; JSON for `.jsonl`/`.json` (optionally `.gz`), else TSV."""
     path = Path(path)
     rows = _iter_json(path) if base_suffix(path) in (".jsonl", ".json") else _iter_tsv(path)
     topics: dict[str, Topic] = {}
-    lines: dict[str, int] = {}
-    for number, topic_id, text, reference in rows:
+    for number, where, topic_id, text, reference in rows:
         if not topic_id:
-            raise InputError(path, number, "empty topic id")
+            raise InputError(path, number, f"{where}empty topic id")
         if not text:
-            raise InputError(path, number, f"empty text for topic {topic_id!r}")
+            raise InputError(path, number, f"{where}empty text for topic {topic_id!r}")
         if topic_id in topics:
-            raise InputError(
-                path,
-                number,
-                f"duplicate topic id {topic_id!r} (also on line {lines[topic_id]})",
-            )
+            first = topics[topic_id].line
+            also = f" (also on line {first})" if first is not None else " (listed twice)"
+            raise InputError(path, number, f"{where}duplicate topic id {topic_id!r}{also}")
         topics[topic_id] = Topic(id=topic_id, text=text, reference=reference, line=number)
-        lines[topic_id] = number
     if not topics:
         raise InputError(path, None, "no topics in file")
     return topics

@@ -50,7 +50,7 @@ from pydantic_core import PydanticCustomError
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.findings import Finding
-from nuggetizer.formats.jsonl import base_suffix, iter_jsonl
+from nuggetizer.formats.jsonl import base_suffix, iter_jsonl, iter_objects
 from nuggetizer.formats.records import IdText, Record, validated
 from nuggetizer.formats.runs import REPORT_TOPIC_KEYS, is_report
 from nuggetizer.formats.topics import ID_KEYS
@@ -158,8 +158,9 @@ def request_limits(path: str | Path) -> dict[str, Limit]:
     if base_suffix(path) not in (".jsonl", ".json"):
         return {}
     found: dict[str, Limit] = {}
-    for number, record in iter_jsonl(path):
-        request = validated(Request, record, path, number)
+    for index, (number, record) in enumerate(iter_objects(path, "an object with an id")):
+        where = "" if number is not None else f"item {index}: "
+        request = validated(Request, record, path, number, where=where)
         if request.word_limit is not None:
             found[request.topic_id] = Limit(request.word_limit, "words")
         elif request.limit is not None:

@@ -251,6 +251,11 @@ class AnswerKeyMethod(ABC):
         """The method's own check of what building its keys reads; ConfigError/InputError."""
         return None
 
+    def check_assessor(self, assessor: Assessor) -> None:
+        """The method's own check of the assessor that builds its keys, before any call;
+        ConfigError when the method cannot read what that model answers."""
+        return None
+
     # --- records at the file edge ----------------------------------------------------------
 
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool) -> Any:
@@ -273,6 +278,12 @@ class AnswerKeyMethod(ABC):
         if not keys:
             raise InputError(path, None, f"no {self.name} keys in file")
         return keys
+
+    def complete_keys(self, keys: dict[str, Any], path: Path,
+                      topics: Mapping[str, Topic] | None) -> None:
+        """Fill in, before any judging, what a key file may leave to the topics file (read
+        from `--topics`, or None when none was given); InputError when it stays missing."""
+        return None
 
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> Any:

@@ -12,7 +12,10 @@ judge given the question and the reference answers. Both prompts are the referen
 src/compute_abstention_probability.py, the judge's RELEVANCE_TEMPLATE of src/prompts.py).
 Judgment record of a retrieval context: `{"run_id", "qid", "model", "docids", "utilities"}`;
 a passage the key has no p_NR for gets a null utility (counted in k, adds 0, as the reference
-code does) and is counted as unjudged.
+code does) and is counted as unjudged. A reasoning model cannot be the generator: its first
+token is thinking, so its log-probabilities are no p_NR. One known to reason (a reasoning
+effort, reasoning tokens, a server that takes only max_completion_tokens) is refused before
+any call, one that shows it only in its answer on that answer.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors.base import Assessor, RefusedError, Request
+from nuggetizer.assessors.reasoning import known_to_reason, shows_reasoning
 from nuggetizer.assessors.untrusted import line_safe
 from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.keys import read_udcg_dataset
@@ -83,11 +87,20 @@ def parse_relevance(text: str) -> bool:
     raise ParseFailure('answer "relevant" or "irrelevant"')
 
 
+def reasoning_refused(spec: str, why: str) -> ConfigError:
+    """The one-line refusal of a reasoning model as UDCG's generator, saying why."""
+    return ConfigError(f"--method udcg cannot use {spec}: it is a reasoning model ({why}), and "
+                       "UDCG reads p(NO-RESPONSE) from the log-probabilities of the first token "
+                       "it writes, which would be thinking, not its answer; give a model that "
+                       "answers without thinking")
+
+
 async def no_response_probability(
     assessor: Assessor, question: str, passage: str, top_logprobs: int
 ) -> float | None:
     """p_NR of the assessor's model for one (question, passage); None without log-probs or
-    when the server refused the request."""
+    when the server refused the request. A reasoning model is refused (ConfigError) on the
+    first answer that shows thinking: its first token's log-probabilities are no p_NR."""
     request = Request(
         messages=load_prompt("udcg_no_response").render(question=question,
                                                         passage=line_safe(passage)),
@@ -97,6 +110,9 @@ async def no_response_probability(
         completion = await assessor.complete(request)
     except RefusedError:  # refused for this passage (counted, reason kept): no p_NR, unjudged
         return None
+    if shows_reasoning(completion.reasoning, completion.reasoning_tokens,
+                       completion.first_token_logprobs):
+        raise reasoning_refused(assessor.spec, "its answer began with thinking")
     if completion.first_token_logprobs is None:
         return None
     return mu.no_response_probability(completion.first_token_logprobs)
@@ -144,6 +160,13 @@ class UdcgMethod(AnswerKeyMethod):
                      ) -> None:
         if not has_qrels and self.config.relevance == "qrels":
             raise ConfigError("UDCG relevance from qrels needs --qrels (or --set relevance=llm)")
+
+    def check_assessor(self, assessor: Assessor) -> None:
+        """A model known to reason is refused before any call (see `reasoning_refused`)."""
+        assessor.recall()  # what an earlier run learned of its server (max_completion_tokens)
+        why = known_to_reason(assessor.options)
+        if why is not None:
+            raise reasoning_refused(assessor.spec, why)
 
     def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
         """A key file (JSONL), or the reference code's JSON array of examples (its sample's

@@ -111,6 +111,8 @@ def _keys(config: Track, method: AnswerKeyMethod, key: Path | None, only: set[st
           ) -> dict[str, Any] | None:
     """The method's keys (of the chosen topics), None for a method that judges without."""
     keys = method.read_keys(key, config.lenient) if key is not None else None
+    if keys is not None and key is not None:
+        method.complete_keys(keys, key, read_topics(config.topics))
     if keys is not None and only is not None:
         keys = {q: k for q, k in keys.items() if q in only}
     return keys

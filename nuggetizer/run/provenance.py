@@ -63,9 +63,11 @@ def _input_entry(path: str, mtime_ns: int, size: int) -> dict:
     data = Path(path).read_bytes()
     first = data.split(b"\n", 1)[0]
     try:
-        made_with = json.loads(first).get("provenance") if first.strip() else None
+        head = json.loads(first) if first.strip() else None
     except ValueError:
-        made_with = None
+        head = None
+    # a file of one JSON array (a narratives file) or of other values has no provenance line
+    made_with = head.get("provenance") if isinstance(head, dict) else None
     return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "provenance": made_with}
 
 

@@ -131,6 +131,7 @@ async def build_keys(
     """Build every topic's key into `out` (JSONL, input order); resumable per topic.
     `skipped` topics had no passage to build from (counted in the summary); `made_from`: the
     inputs made by an LLM step (graded qrels), whose usage the key's usage carries."""
+    method.check_assessor(assessor)  # before anything is sent or written
     summary = Summary(f"nuggetize --method {method.name}", skipped=skipped,
                       skipped_why="no passage to build a key from")
     stamp = _stamp(method, assessor, track)

@@ -233,6 +233,7 @@ class _Checker(ReportChecks, Rag26Checks):
         for k, item in items:
             for j, cite in enumerate(item["citations"]):
                 self.citation(cite, refs, year, n, f"answer[{k}].citations[{j}]")
+            self.repeats(item["citations"], refs, n, f"answer[{k}].citations")
         self.lengths.append(answer_length(texts))
         computed = sum(word_count(t) for t in texts)
         stated = obj.get("response_length") if stated_ok else None
@@ -264,6 +265,20 @@ class _Checker(ReportChecks, Rag26Checks):
                          f"run; {rag26.FORMAT} cites ClimbMix doc ids, e.g. shard_00459_61697)")
             elif ref in refs[:k]:
                 self.add(n, f"references[{k}]", f"{ref} is listed twice", "warning")
+
+    def repeats(self, cites: list[Any], refs: list[str], n: int, where: str) -> None:
+        """Count the citations of a sentence that name a reference it already cites, the first
+        one kept for the note (the support method judges such a passage once; the older
+        tracks' rules do not forbid it, a TREC RAG 2026 run may not)."""
+        first: dict[int, int] = {}  # reference position -> the citation that named it
+        for j, cite in enumerate(cites):
+            at = rag26.position(cite, refs)
+            if at is not None and at in first:
+                self.report.repeated_citations += 1
+                self.report.first_repeat = self.report.first_repeat or (
+                    f"line {n} {where}[{j}] cites references[{at}] as citations[{first[at]}] did")
+            elif at is not None:
+                first[at] = j
 
     def citation(self, cite: Any, refs: list[str], year: int, n: int, where: str) -> None:
         self.report.citations += 1
@@ -352,6 +367,10 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
         if report.track:
             lines.append(f"{report.path}: note: checked against the {report.track} rules "
                          "(--track-rules; README: Track rules for report runs)")
+        if report.repeated_citations:
+            lines.append(f"{report.path}: note: {report.repeated_citations} citations name a "
+                         f"reference their sentence already cites ({report.first_repeat}): "
+                         "support judges each such passage once")
         if report.length_within_tolerance:
             lines.append(f"{report.path}: note: {report.length_within_tolerance} stated "
                          f"response_length values differ from the computed one by at most "

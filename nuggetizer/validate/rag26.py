@@ -1,7 +1,8 @@
 """The submission checker's part for TREC RAG 2026 runs: the rules of formats/rag26.py, each
 problem naming its rule, checked against the narratives file when one is given, and the safe
 fixes (`validate --fix`): the narrative copied from the file, citations by doc id written as
-positions. Dropping citations beyond three, or cutting an answer over 1,024 words, is not safe
+positions, a citation repeated in one answer object dropped (the object cites the same
+references). Dropping citations beyond three, or cutting an answer over 1,024 words, is not safe
 (it changes what the run says) and is left to the run's authors."""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from nuggetizer.measures.nuggets import answer_length
 
 if TYPE_CHECKING:
     from nuggetizer.validate.run_report import RunReport
+
+FIXABLE = (f"{rag26.NAME} narrative-copied", f"{rag26.NAME} citation-repeated")
 
 
 class Rag26Checks:
@@ -42,7 +45,7 @@ class Rag26Checks:
             findings += rag26.check_narrative(meta, self.narratives)
         for found in findings:
             self.add(n, found.field, found.message, found.severity, f"[{found.rule}]")
-            if found.rule == f"{rag26.NAME} narrative-copied":
+            if found.rule in FIXABLE:
                 self.fixable_errors += 1
         items = rag26.listed(obj, "answer")
         texts = [i["text"] for i in items if isinstance(i, dict) and isinstance(i.get("text"), str)]
@@ -62,8 +65,24 @@ class Rag26Checks:
         refs = rag26.listed(obj, "references")
         for item in rag26.listed(out, "answer"):
             cites = item.get("citations") if isinstance(item, dict) else None
-            if isinstance(cites, list) and any(isinstance(c, str) and c in refs for c in cites):
-                item["citations"] = [refs.index(c) if isinstance(c, str) and c in refs else c
-                                     for c in cites]
-                self.report.fixes += 1
+            if isinstance(cites, list):
+                fixed = positions_once(cites, refs)
+                if fixed != cites:
+                    item["citations"] = fixed
+                    self.report.fixes += 1
         return out
+
+
+def positions_once(cites: list[Any], refs: list[Any]) -> list[Any]:
+    """An object's citations with each doc id written as its position and each reference
+    kept once (its first citation); one that names no reference is kept as written."""
+    out: list[Any] = []
+    seen: set[int] = set()
+    for cite in cites:
+        at = rag26.position(cite, refs)
+        if at is None:
+            out.append(cite)
+        elif at not in seen:
+            seen.add(at)
+            out.append(at)
+    return out

@@ -48,6 +48,8 @@ class RunReport:
     fixes: int = 0  # safe fixes made in the fixed copy (2026 runs: narratives, citations)
     length_tolerance: int = 0
     length_within_tolerance: int = 0  # stated response_length off by 1..tolerance words
+    repeated_citations: int = 0  # 2024/2025: citations naming a reference their sentence cites
+    first_repeat: str = ""  # where the first one is, in words
 
     @property
     def errors(self) -> int:

@@ -117,7 +117,9 @@ def test_real_nuggets_lenient(lenient_nuggets, caplog):
     counts = Counter(n.importance for nl in nuggets.values() for n in nl.nuggets)
     assert counts == {"vital": 3557, "okay": 2548, "unjudged": 40}
     warned = [r.getMessage() for r in caplog.records]
-    assert len(warned) == 7 and warned[0].startswith(f"{NUGGETS}:31: 10 importance label(s)")
+    # one warning for the file, with the count (issue 28: it was one per line, seven)
+    assert len(warned) == 1 and warned[0].startswith(
+        f"{NUGGETS}: 40 importance label(s) not recognised on 7 line(s), the first on line 31")
     topic = nuggets["2024-105741"]
     assert topic.query == "is it dangerous to have wbc over 15,000 without treatment?"
     assert topic.nuggets[0].text == "High WBC (15,000) may indicate illness"

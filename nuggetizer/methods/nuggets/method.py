@@ -21,7 +21,13 @@ from nuggetizer.formats.assessments import (
     parse_assessment,
 )
 from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
-from nuggetizer.formats.nuggets import extras_record, nuggets_record, parse_nugget_list
+from nuggetizer.formats.nuggets import (
+    add_queries,
+    extras_record,
+    nuggets_record,
+    parse_nugget_list,
+    read_nuggets,
+)
 from nuggetizer.formats.sheets import assignment_sheets, read_assignment_sheets
 from nuggetizer.interface.base import (
     AnswerKeyMethod,
@@ -51,7 +57,7 @@ from nuggetizer.methods.nuggets.steps import (
     assign_nuggets,
     create_nuggets,
 )
-from nuggetizer.types import AssessedNugget, Assessment, Nugget, NuggetList, Sentence
+from nuggetizer.types import AssessedNugget, Assessment, Nugget, NuggetList, Sentence, Topic
 
 _NONE_UNJUDGED: Counter[str] = Counter()
 
@@ -103,6 +109,16 @@ class NuggetsMethod(AnswerKeyMethod):
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> NuggetList:
         return parse_nugget_list(obj, path, line, lenient=lenient)
+
+    def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
+        """The nuggets file; under `lenient` its off-menu labels said in one warning."""
+        return dict(read_nuggets(path, lenient=lenient))
+
+    def complete_keys(self, keys: dict[str, Any], path: Path,
+                      topics: Mapping[str, Topic] | None) -> None:
+        """The query a key line lacks (the TREC RAG 2026 nuggets have none), from the topics:
+        the assignment prompt shows it."""
+        add_queries(keys, path, topics)
 
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> Assessment:

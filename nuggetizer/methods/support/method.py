@@ -4,16 +4,17 @@ the passage it cites? (Thakur et al., SIGIR 2025; ../shared/METHODS.md section 6
 No answer key: every (sentence, cited passage) pair is judged on its own, pointwise, as
 full_support / partial_support / no_support; only the first citation of each sentence, as the
 2024 track did, unless `citations = "all"`: every citation of a sentence, the TREC RAG 2026
-rule (METHODS.md section 8; a 2026 answer object holds at most 3). The default stays "first"
-(earlier judgments and caches stay valid); 2026 runs are scored under the 2026 rule with
-`--set citations=all`. Both variants score with the same measures (measures/support.py, where
-the 2026 reading of recall is stated). Pointwise because each pair has its own passage: one pair
-per call keeps the prompt short (small context windows, the embedded model), a failed call
-leaves one pair unjudged rather than a list, and a pair judged once is a cache hit in every
-run that repeats it. The label comes as JSON under a schema, so a constrained model's output
-parses. Citations resolve through the run's `references` to passages of `--corpus`
-(plan/inputs.py `cite_targets`); one that does not resolve is an error there, or under
---allow-missing an unjudged pair whose `reason` names it.
+rule (METHODS.md section 8; a 2026 answer object holds at most 3, each reference once: the
+run reader refuses a repeat). A passage an older run's sentence cites twice is judged once.
+The default stays "first" (earlier judgments and caches stay valid); 2026 runs are scored
+under the 2026 rule with `--set citations=all`. Both variants score with the same measures
+(measures/support.py, where the 2026 reading of recall is stated). Pointwise because each pair
+has its own passage: one pair per call keeps the prompt short (small context windows, the
+embedded model), a failed call leaves one pair unjudged rather than a list, and a pair judged
+once is a cache hit in every run that repeats it. The label comes as JSON under a schema, so a
+constrained model's output parses. Citations resolve through the run's `references` to
+passages of `--corpus` (plan/inputs.py `cite_targets`); one that does not resolve is an error
+there, or under --allow-missing an unjudged pair whose `reason` names it.
 
 Judgment record: `{"run_id", "qid", "query", "sentences": [{"text", "citations": [as written],
 "pairs": [{"citation", "docid", "passage", "label", "reason"?, "error"?, "raw"?}]}],
@@ -102,11 +103,17 @@ class SupportMethod(AnswerKeyMethod):
         return self.config.citations == "first"
 
     def _pairs(self, target: Target) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(sentence index, pair record without its label) of every pair to judge."""
+        """(sentence index, pair record without its label) of every pair to judge; a passage
+        a sentence cites twice is one pair (judged once; a 2026 run may not repeat one)."""
         for k, sentence in enumerate(target.sentences):
             count = len(sentence.citations)
+            judged: set[str | None] = set()
             for j in range(min(1, count) if self.first_citation_only else count):
                 docid, _ = resolve(target, k, j)
+                if docid in judged:
+                    continue
+                if docid is not None:
+                    judged.add(docid)
                 why = citation_problem(target, k, j)
                 pair: dict[str, Any] = {"citation": sentence.citations[j], "docid": docid,
                                         "passage": passage_text(target, docid)
