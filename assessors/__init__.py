@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from nuggetizer.errors import ConfigError
+from nuggetizer.faces import lazy_face
 
 from . import mock
 from .base import (
@@ -38,20 +39,12 @@ if TYPE_CHECKING:
     from nuggetizer.cache import Cache
 
 __all__ = [
-    "BACKENDS",
-    "Assessor",
-    "Backend",
-    "Completion",
-    "ParseFailure",
-    "Parsed",
-    "PermanentError",
-    "Request",
-    "Stats",
-    "TransientError",
-    "make_assessor",
-    "make_backend",
-    "register_backend",
-    "retry_settings",
+    "BACKENDS", "Assessor", "Backend", "Completion", "ParseFailure", "Parsed", "PermanentError",
+    "Request", "Stats", "TransientError", "make_assessor", "make_backend", "register_backend",
+    "retry_settings", "AdaptError", "BackendError", "DEFAULT_REASKS", "Decision", "Ensemble",
+    "LlamaCppCrashed", "OpenAIBackend", "VLLMBackend", "base_urls", "classify_status",
+    "closed_answer", "combine", "combine_scalar", "default_gguf_path", "inline", "response_format",
+    "retry_after_seconds", "split_reasoning",
 ]
 
 class BackendFactory(Protocol):
@@ -216,3 +209,25 @@ def make_assessor(
         max_tokens_cap=max_tokens_cap,
         **retry_settings(),
     )
+
+
+# The public face (nuggetizer/faces.py): each name imported from its module when first asked for.
+if TYPE_CHECKING:
+    from nuggetizer.assessors.aggregation import closed_answer, combine, combine_scalar
+    from nuggetizer.assessors.base import DEFAULT_REASKS, BackendError
+    from nuggetizer.assessors.ensemble import Ensemble
+    from nuggetizer.assessors.llamacpp import LlamaCppCrashed, default_gguf_path
+    from nuggetizer.assessors.openai_compat import (
+        OpenAIBackend,
+        base_urls,
+        response_format,
+        retry_after_seconds,
+    )
+    from nuggetizer.assessors.outcomes import Decision, classify_status
+    from nuggetizer.assessors.protocol import AdaptError
+    from nuggetizer.assessors.reasoning import split_reasoning
+    from nuggetizer.assessors.untrusted import inline
+    from nuggetizer.assessors.vllm_offline import VLLMBackend
+
+
+__getattr__ = lazy_face(__name__)

@@ -73,7 +73,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """The entry points of `_LAZY`, imported when first asked for."""
+    """The entry points of `_LAZY`, imported when first asked for (as nuggetizer.faces does
+    for the packages; written out here so that `import nuggetizer` loads no submodule)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'nuggetizer' has no attribute {name!r}")

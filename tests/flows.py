@@ -7,14 +7,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nuggetizer.assessors.base import Assessor
-from nuggetizer.interface.base import Judged
-from nuggetizer.methods.nuggets.method import NuggetsMethod
-from nuggetizer.methods.nuggets.steps import NuggetConfig
-from nuggetizer.plan.inputs import answer_targets, key_inputs
-from nuggetizer.run.progress import Summary
-from nuggetizer.run.steps import build_keys, judge_targets
-from nuggetizer.scoring.engine import ScoreTable, score_files, score_judged
+from nuggetizer.assessors import Assessor
+from nuggetizer.interface import Judged
+from nuggetizer.methods.nuggets import NuggetConfig, NuggetsMethod
+from nuggetizer.plan import answer_targets, key_inputs
+from nuggetizer.run import Summary, build_keys, judge_targets
+from nuggetizer.scoring import ScoreTable, score_judged, score_paths
 from nuggetizer.types import Answer, Assessment, NuggetList, Qrel, Topic
 
 
@@ -43,4 +41,4 @@ def score(assessments: Iterable[Assessment], universe: Sequence[str] | None = No
 
 def score_folder(paths: Sequence[Path]) -> ScoreTable:
     """`nuggetizer score FOLDER` without a key."""
-    return score_files(NuggetsMethod(), paths)
+    return score_paths(NuggetsMethod(), paths)

@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from nuggetizer.assessors import register_backend
-from nuggetizer.assessors.base import Completion, Request
+from nuggetizer.assessors import Completion, register_backend
+from nuggetizer.assessors.base import Request
 
 Outcome = str | Completion | Exception
 Script = list[Outcome] | Callable[[Request], Outcome]

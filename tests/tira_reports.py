@@ -9,7 +9,7 @@ from pathlib import Path
 
 from shared_data import SPOT_CHECK
 
-from nuggetizer.formats.corpus import read_corpus
+from nuggetizer.formats import read_corpus
 
 TOPIC = "28"
 # run id -> (sentence, cited doc ids) per response; 224 and 279 are the spot-check runs' own

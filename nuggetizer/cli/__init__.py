@@ -5,6 +5,7 @@ code."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +22,7 @@ from nuggetizer.cli import (
 )
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
+from nuggetizer.faces import lazy_face
 from nuggetizer.interface.registry import load
 
 
@@ -44,3 +46,16 @@ def main() -> None:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
     cli(prog_name="nuggetizer")
+
+
+# The public face (nuggetizer/faces.py): each name imported from its module when first asked for.
+if TYPE_CHECKING:
+    from nuggetizer.cli.flags import FlagsCommand, declared_flags
+    from nuggetizer.cli.grading import track_grading
+    from nuggetizer.cli.steps import make_targets
+
+
+__getattr__ = lazy_face(__name__)
+
+
+__all__ = ["FlagsCommand", "declared_flags", "make_targets", "track_grading"]

@@ -43,10 +43,21 @@ def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], scope: Scor
                      files: ScoreFiles, started: float) -> ScoreTable:
     """Score judgment files (the plan of `score`: the tables written); print the leaderboard
     and what was left out."""
-    plan = score_plan(method, paths, scope, files,
-                      done=lambda table: show_scores(method, table, started))
-    table: ScoreTable = run_local(plan)[0]
+    table: ScoreTable = run_local(score_plan(method, paths, scope, files, Shown(started)))[0]
     return table
+
+
+class Shown:
+    """What `score` shows: the leaderboard and what scoring left out, when it ends."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+
+    def scoring(self, method: AnswerKeyMethod) -> None:
+        """Nothing to say before a scoring."""
+
+    def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None:
+        show_scores(method, table, self.started)
 
 
 def show_scores(method: AnswerKeyMethod, table: ScoreTable, started: float) -> None:

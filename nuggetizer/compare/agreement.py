@@ -30,7 +30,7 @@ from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderbo
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.registry import DEFAULT_METHOD, make_method, method_holding
 from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
-from nuggetizer.scoring.engine import ScoreTable, score_files
+from nuggetizer.scoring.engine import ScoreTable, score_paths
 from nuggetizer.scoring.tables import is_per_topic, iter_per_topic, read_leaderboard
 
 PerTopic = dict[str, dict[str, float]]  # run -> topic -> value
@@ -215,7 +215,7 @@ def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] 
     if method is None:  # the default method's, or those of the method they unmistakably are
         method = make_method(method_holding(paths) or DEFAULT_METHOD)
         keys = keys if method.judging.needs_key else None
-    table = score_files(method, list(paths), keys, lenient)
+    table = score_paths(method, list(paths), keys, lenient)
     return from_table(table, measure, " ".join(str(p) for p in paths))
 
 

@@ -6,7 +6,7 @@ every measure side by side."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -17,7 +17,7 @@ from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.interface.registry import make_method
 from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan
-from nuggetizer.plan.score import TABLES, combine_stage, score_stage
+from nuggetizer.plan.score import TABLES, ShownScores, combine_stage, score_stage
 from nuggetizer.plan.sources import (
     key_inputs_for,
     make_targets,
@@ -73,9 +73,12 @@ def track_method(config: Track, name: str, base: Path, several: bool, only: set[
     return plan
 
 
-def track_plan(config: Track, plan: TrackMethod, out: Path, only: set[str] | None) -> Plan:
+def track_plan(config: Track, plan: TrackMethod, out: Path, only: set[str] | None,
+               judged: Callable[[Summary], None] | None = None) -> Plan:
     """One method's stages: its keys (graded pool then built, or built, or the track's) and
-    its judgments; each says its summary when it ends, and a dry run their total."""
+    its judgments, each named after the method (the batch state of each method apart); the
+    last key stage and the judging say their summary when they end (the judging's also goes
+    to `judged`), and a dry run their total."""
     method, key, graded = plan.method, plan.key, config.relevance
     given = config.key_of(method.name)
     stages = []
@@ -90,16 +93,16 @@ def track_plan(config: Track, plan: TrackMethod, out: Path, only: set[str] | Non
             out / "relevance.qrels", key).stages
     elif key is not None and given is None:
         stages = [key_stage(method, plan.inputs, key, skipped=plan.skipped, track=config.name)]
-    judge = assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
-                         plan.judged, config.name)
-    for stage in stages:
-        stage.name = f"{method.name}-{stage.name}"  # the batch state of each method apart
-    for stage in stages[-1:]:
-        stage.done = _say
-    judge.blocked = lambda: None if key is None or key.exists() else (
-        f"dry run assign: not counted: the answer key {key} is still to be built (run "
-        "nuggetize first, then evaluate --dry-run counts assign exactly)")
-    judge.name, judge.done = f"{method.name}-assign", _say
+    last = len(stages) - 1
+    stages = [replace(stage, name=f"{method.name}-{stage.name}",
+                      done=_say if k == last else stage.done) for k, stage in enumerate(stages)]
+    judge = replace(
+        assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
+                     plan.judged, config.name),
+        name=f"{method.name}-assign", done=_then(_say, judged),
+        blocked=lambda: None if key is None or key.exists() else (
+            f"dry run assign: not counted: the answer key {key} is still to be built (run "
+            "nuggetize first, then evaluate --dry-run counts assign exactly)"))
     return Plan([*stages, judge], total="evaluate (total)")
 
 
@@ -118,12 +121,8 @@ def _keys(config: Track, method: AnswerKeyMethod, key: Path | None, only: set[st
     return keys
 
 
-class Shown(Protocol):
+class Shown(ShownScores, Protocol):
     """What the command shows as the scoring stages end (the CLI's presenting)."""
-
-    def scoring(self, method: AnswerKeyMethod) -> None: ...
-
-    def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None: ...
 
     def combined(self, names: list[str], table: ScoreTable) -> None: ...
 
@@ -134,6 +133,7 @@ class Evaluation:
     summary and score table, and the combined board (several methods)."""
 
     methods: list[TrackMethod]
+    shown: Shown
     plan: Plan = field(default_factory=lambda: Plan(total="evaluate (total)"))
     summaries: list[Summary] = field(default_factory=list)
     tables: list[ScoreTable] = field(default_factory=list)
@@ -144,55 +144,47 @@ class Evaluation:
         """The leaderboard the evaluation ends with: the combined one, else the method's."""
         return self.board if self.board is not None else self.tables[0]
 
+    def scoring(self, method: AnswerKeyMethod) -> None:
+        self.shown.scoring(method)
+
+    def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None:
+        self.tables.append(table)
+        self.shown.scored(method, table)
+
+    def combined(self, names: list[str], table: ScoreTable) -> None:
+        self.board = table
+        self.shown.combined(names, table)
+
 
 def evaluate_plan(config: Track, methods: list[TrackMethod], out: Path, only: set[str] | None,
                   shown: Shown) -> Evaluation:
     """Every stage of `evaluate`: each method's LLM stages (track_plan), then each method's
     scores into BASE/leaderboard.tsv and BASE/per_topic.tsv, then, with several methods,
     every measure side by side in OUT/."""
-    evaluation = Evaluation(methods)
+    evaluation = Evaluation(methods, shown)
     stages = evaluation.plan.stages
     for one in methods:
-        step = track_plan(config, one, out, only)
-        step.stages[-1].done = _then(step.stages[-1].done, evaluation.summaries.append)
-        stages += step.stages
+        stages += track_plan(config, one, out, only, evaluation.summaries.append).stages
     for one in methods:
         scope = ScoreScope(one.key, config.topics if one.key is None else None, only,
                            config.lenient)
         files = ScoreFiles(one.base / TABLES[0], one.base / TABLES[1])
-        stages.append(score_stage(
-            one.method, [one.judged], scope, files,
-            done=_then(evaluation.tables.append, _scored(shown, one.method)),
-            begin=_beginning(shown, one.method)))
+        stages.append(score_stage(one.method, [one.judged], scope, files, evaluation))
     if len(methods) > 1:
         names = [one.method.name for one in methods]
         inputs = [config.topics] + [one.base / name for one in methods for name in TABLES]
-
-        def board(table: ScoreTable) -> None:
-            evaluation.board = table
-            shown.combined(names, table)
-
-        stages.append(combine_stage(lambda: evaluation.tables, out, inputs, done=board))
+        stages.append(combine_stage(lambda: evaluation.tables, out, inputs,
+                                    done=lambda table: evaluation.combined(names, table)))
     return evaluation
 
 
-def _beginning(shown: Shown, method: AnswerKeyMethod) -> Callable[[], None]:
-    """Show that the method's scoring starts."""
-    return lambda: shown.scoring(method)
-
-
-def _scored(shown: Shown, method: AnswerKeyMethod) -> Callable[[ScoreTable], None]:
-    """Show the method's table when its scoring stage ends."""
-    return lambda table: shown.scored(method, table)
-
-
-def _then(first: Callable[[Any], None] | None, second: Callable[[Any], None]
+def _then(first: Callable[[Any], None], second: Callable[[Any], None] | None
           ) -> Callable[[Any], None]:
-    """`first` (if any) then `second`, each given the stage's result."""
+    """`first` then `second` (if any), each given the stage's result."""
 
     def both(result: Any) -> None:
-        if first is not None:
-            first(result)
-        second(result)
+        first(result)
+        if second is not None:
+            second(result)
 
     return both

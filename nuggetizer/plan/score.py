@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.run.provenance import write_sidecar
@@ -24,17 +24,28 @@ def _written(files: ScoreFiles) -> str:
     return ", ".join(str(p) for p in paths) or "nothing (the leaderboard is printed)"
 
 
+class ShownScores(Protocol):
+    """What a command shows of a scoring: that it starts, and its table when it ends."""
+
+    def scoring(self, method: AnswerKeyMethod) -> None: ...
+
+    def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None: ...
+
+
 def score_stage(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScope,
-                files: ScoreFiles, done: Callable[[ScoreTable], None] | None = None,
-                begin: Callable[[], None] | None = None) -> Stage:
-    """Score the judgment files (or folders) `paths` into the tables `files` names (`begin`
-    called first, `done` given the table)."""
+                files: ScoreFiles, shown: ShownScores | None = None) -> Stage:
+    """Score the judgment files (or folders) `paths` into the tables `files` names, shown
+    to `shown` as it starts and ends."""
     read = [p for p in (scope.key, scope.topics) if p is not None] + list(paths)
 
     def run() -> ScoreTable:
-        if begin is not None:
-            begin()
+        if shown is not None:
+            shown.scoring(method)
         return score_files(method, paths, scope, files)
+
+    def done(table: ScoreTable) -> None:
+        if shown is not None:
+            shown.scored(method, table)
 
     return local_stage(
         f"{method.name}-score", run,
@@ -63,6 +74,6 @@ def combine_stage(tables: Callable[[], Sequence[ScoreTable]], out: Path,
 
 
 def score_plan(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScope,
-               files: ScoreFiles, done: Callable[[Any], None] | None = None) -> Plan:
+               files: ScoreFiles, shown: ShownScores | None = None) -> Plan:
     """`score`: the judgment files scored into the tables asked for."""
-    return Plan([score_stage(method, paths, scope, files, done)])
+    return Plan([score_stage(method, paths, scope, files, shown)])

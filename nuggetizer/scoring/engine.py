@@ -257,7 +257,7 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
     table.unjudged.setdefault(run_id, 0)
 
 
-def score_files(method: AnswerKeyMethod, paths: Sequence[Path],
+def score_paths(method: AnswerKeyMethod, paths: Sequence[Path],
                 keys: Mapping[str, Any] | None = None, lenient: bool = False,
                 topics: Sequence[str] | None = None) -> ScoreTable:
     """Read judgment files (or folders of them) and score them."""

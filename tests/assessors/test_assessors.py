@@ -17,13 +17,14 @@ from scripted import ScriptedBackend
 from nuggetizer.assessors import (
     Assessor,
     Completion,
+    OpenAIBackend,
     Parsed,
     PermanentError,
     Request,
     TransientError,
     make_assessor,
+    retry_after_seconds,
 )
-from nuggetizer.assessors.openai_compat import OpenAIBackend, retry_after_seconds
 from nuggetizer.cache import Cache
 from nuggetizer.errors import AssessorError, ConfigError
 from nuggetizer.parsing import labels_schema, parse_labels, parse_strings, strings_schema
@@ -352,7 +353,7 @@ def test_openai_request_body(structured: str) -> None:
 
 
 def test_openai_strict_schema_drops_string_lengths() -> None:
-    from nuggetizer.assessors.openai_compat import response_format
+    from nuggetizer.assessors import response_format
 
     fmt = response_format(strings_schema(3), "json_schema")
     assert fmt is not None

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nuggetizer.assessors import Assessor, Request
-from nuggetizer.assessors.openai_compat import OpenAIBackend
+from nuggetizer.assessors import Assessor, OpenAIBackend, Request
 from nuggetizer.cache import Cache, cache_key, canonical_json, default_cache_path
 
 

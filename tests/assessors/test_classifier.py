@@ -14,15 +14,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from nuggetizer.assessors.base import (
+from nuggetizer.assessors import (
     BackendError,
+    Decision,
+    OpenAIBackend,
     PermanentError,
-    RefusedError,
-    Request,
     TransientError,
+    classify_status,
 )
-from nuggetizer.assessors.openai_compat import OpenAIBackend
-from nuggetizer.assessors.outcomes import Decision, classify_status
+from nuggetizer.assessors.base import RefusedError, Request
 
 TIMEOUT = 0.5
 COMPLETION = {"id": "c", "object": "chat.completion", "model": "m",

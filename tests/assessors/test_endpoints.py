@@ -13,9 +13,8 @@ import pytest
 from click.testing import CliRunner
 from emulated import assessments, emulator, run_assign, small_track
 
-from nuggetizer.assessors import make_assessor
+from nuggetizer.assessors import OpenAIBackend, base_urls, make_assessor
 from nuggetizer.assessors.base import Request
-from nuggetizer.assessors.openai_compat import OpenAIBackend, base_urls
 from nuggetizer.cli import cli
 from nuggetizer.errors import AssessorError
 

@@ -17,18 +17,21 @@ import pytest
 from click.testing import CliRunner
 from scripted import SCRIPTS, by_prompt
 
-from nuggetizer.assessors import make_assessor
-from nuggetizer.assessors.aggregation import closed_answer, combine, combine_scalar
-from nuggetizer.assessors.ensemble import Ensemble
-from nuggetizer.assessors.untrusted import inline
+from nuggetizer.assessors import (
+    Ensemble,
+    closed_answer,
+    combine,
+    combine_scalar,
+    inline,
+    make_assessor,
+)
 from nuggetizer.cache import Cache
 from nuggetizer.cli import cli
-from nuggetizer.formats.corpus import read_corpus
-from nuggetizer.interface.base import KeyInput, Target
-from nuggetizer.interface.registry import make_method
+from nuggetizer.formats import read_corpus
+from nuggetizer.interface import KeyInput, Target, make_method
 from nuggetizer.parsing import labels_schema, parse_labels, strings_schema
-from nuggetizer.relevance.grade import GRADE_SCHEMA
-from nuggetizer.run.steps import build_keys, judge_targets
+from nuggetizer.relevance import GRADE_SCHEMA
+from nuggetizer.run import build_keys, judge_targets
 from nuggetizer.types import Segment
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,10 +21,8 @@ import pytest
 from emulated import assessments, emulator, kill_after, run_assign, small_track
 from flows import score_folder
 
-from nuggetizer.assessors.base import DEFAULT_REASKS
-from nuggetizer.assessors.untrusted import inline
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.writing import Journal
+from nuggetizer.assessors import DEFAULT_REASKS, inline
+from nuggetizer.formats import Journal, read_runs
 
 SEED = "7"
 FAST_RETRIES = {"NUGGETIZER_RETRY_WAIT": "0.01", "NUGGETIZER_RETRY_MAX_WAIT": "0.05",

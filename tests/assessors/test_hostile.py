@@ -14,10 +14,9 @@ from emulated import NUGGETS, emulator
 from flows import assign
 from scripted import ScriptedBackend
 
-from nuggetizer.assessors import make_assessor
-from nuggetizer.assessors.base import Assessor, Request
-from nuggetizer.assessors.untrusted import inline
-from nuggetizer.methods.nuggets.steps import NuggetConfig, assign_nuggets
+from nuggetizer.assessors import Assessor, inline, make_assessor
+from nuggetizer.assessors.base import Request
+from nuggetizer.methods.nuggets import NuggetConfig, assign_nuggets
 from nuggetizer.types import Answer, Nugget, NuggetList, Sentence
 
 TEMPLATE_LINES = ("Search Query:", "Passage:", "Nugget List:", "Only return the list", "Labels:")

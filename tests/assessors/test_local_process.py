@@ -16,8 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from nuggetizer.assessors.base import Assessor, Completion, PermanentError, RefusedError, Request
-from nuggetizer.assessors.llamacpp import LlamaCppBackend, LlamaCppCrashed
+from nuggetizer.assessors import (
+    Assessor,
+    Completion,
+    LlamaCppBackend,
+    LlamaCppCrashed,
+    PermanentError,
+)
+from nuggetizer.assessors.base import RefusedError, Request
 from nuggetizer.errors import AssessorError
 
 REPO = Path(__file__).resolve().parents[2]

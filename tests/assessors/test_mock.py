@@ -12,20 +12,24 @@ import pytest
 from nuggetizer.assessors import make_assessor, make_backend
 from nuggetizer.assessors.base import Request
 from nuggetizer.errors import ConfigError
-from nuggetizer.methods.crux import RATING_SCHEMA, parse_questions, parse_rating, questions_schema
-from nuggetizer.methods.kpr import (
+from nuggetizer.methods import (
     ENTAIL_SCHEMA,
     EXTRACT_SCHEMA_ITEM,
+    RATING_SCHEMA,
+    RELEVANCE_SCHEMA,
     parse_entailment,
     parse_points,
+    parse_questions,
+    parse_rating,
+    parse_relevance,
+    questions_schema,
 )
-from nuggetizer.methods.rubrics.method import SCHEMA as RUBRICS_SCHEMA
-from nuggetizer.methods.rubrics.method import parse_verdict
-from nuggetizer.methods.support.method import SCHEMA as SUPPORT_SCHEMA
-from nuggetizer.methods.support.method import parse_support
-from nuggetizer.methods.udcg import RELEVANCE_SCHEMA, parse_relevance
+from nuggetizer.methods.rubrics import SCHEMA as RUBRICS_SCHEMA
+from nuggetizer.methods.rubrics import parse_verdict
+from nuggetizer.methods.support import SCHEMA as SUPPORT_SCHEMA
+from nuggetizer.methods.support import parse_support
 from nuggetizer.parsing import labels_schema, parse_labels, parse_strings, strings_schema
-from nuggetizer.relevance.grade import GRADE_SCHEMA, parse_grade
+from nuggetizer.relevance import GRADE_SCHEMA, parse_grade
 
 PROMPT = "Query: who built the Eiffel Tower?\nPassage: Gustave Eiffel's company built it in 1889."
 CASES: dict[str, tuple[dict[str, Any], Callable[[str], Any]]] = {

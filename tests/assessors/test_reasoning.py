@@ -16,9 +16,8 @@ import pytest
 from click.testing import CliRunner
 from emulated import emulator, small_track
 
-from nuggetizer.assessors.outcomes import Decision, classify_status
-from nuggetizer.assessors.protocol import AdaptError, RefusedError
-from nuggetizer.assessors.reasoning import split_reasoning
+from nuggetizer.assessors import AdaptError, Decision, classify_status, split_reasoning
+from nuggetizer.assessors.protocol import RefusedError
 from nuggetizer.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -273,7 +272,8 @@ def test_the_persona_answers_openais_bodies_and_is_set_at_run_time(tmp_path: Pat
 
 
 def test_the_reports_usage_table_shows_reasoning_tokens_only_when_spent() -> None:
-    from nuggetizer.report.html import _usage_rows, usage_fields
+    from nuggetizer.report import usage_fields
+    from nuggetizer.report.html import _usage_rows
 
     def table(usage: dict) -> list[list[str]]:
         return _usage_rows(usage, usage_fields(usage))

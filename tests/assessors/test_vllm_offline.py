@@ -12,11 +12,10 @@ from types import SimpleNamespace
 from emulated import small_track
 from flows import assign
 
-from nuggetizer.assessors.base import Assessor, Request
-from nuggetizer.assessors.vllm_offline import VLLMBackend
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.methods.nuggets.steps import NuggetConfig
+from nuggetizer.assessors import Assessor, VLLMBackend
+from nuggetizer.assessors.base import Request
+from nuggetizer.formats import read_nuggets, read_runs
+from nuggetizer.methods.nuggets import NuggetConfig
 
 
 class FakeEngine:

@@ -17,8 +17,7 @@ from click.testing import CliRunner
 from emulated import emulator
 from tira_reports import REPORTS, TOPIC, write_reports, write_topics
 
-from nuggetizer.autojudge import workflow_path
-from nuggetizer.autojudge.inputs import CACHE_FILE, check_settings
+from nuggetizer.autojudge import CACHE_FILE, check_settings, workflow_path
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
 

@@ -11,11 +11,10 @@ from click.testing import CliRunner
 from flows import score
 
 from nuggetizer.cli import cli
-from nuggetizer.compare.agreement import compare, kendall_tau, load_scores
+from nuggetizer.compare import compare, kendall_tau, load_scores
 from nuggetizer.errors import InputError
-from nuggetizer.formats.assessments import assessment_record
-from nuggetizer.formats.writing import write_jsonl_atomic
-from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
+from nuggetizer.formats import assessment_record, write_jsonl_atomic
+from nuggetizer.scoring import leaderboard_tsv, per_topic_tsv
 from nuggetizer.types import AssessedNugget, Assessment
 
 RUNS = ["r1", "r2", "r3", "r4"]

@@ -16,11 +16,9 @@ from shared_data import RAG24, SPOT_CHECK
 from test_agreement import RUNS, A, B, write
 
 from nuggetizer.cli import cli
-from nuggetizer.compare.agreement import compare, load_scores
-from nuggetizer.compare.meta_evaluate import per_topic
-from nuggetizer.formats.leaderboards import FORMATS, read_leaderboard_rows
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.measures.meta import bland_altman, coverage, tau_gap
+from nuggetizer.compare import compare, load_scores, per_topic
+from nuggetizer.formats import FORMATS, read_leaderboard_rows, read_nuggets
+from nuggetizer.measures import bland_altman, coverage, tau_gap
 
 autojudge_base = import_autojudge_base()
 evaluation = pytest.importorskip("autojudge_evaluate.evaluation")

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from shared_data import RAG26_DEV
 
 from nuggetizer.cli import cli
-from nuggetizer.compare.qrels import compare_many_qrels, compare_qrels
-from nuggetizer.formats.qrels import read_qrels
+from nuggetizer.compare import compare_many_qrels, compare_qrels
+from nuggetizer.formats import read_qrels
 from nuggetizer.measures import agreement as ma
 
 krippendorff = pytest.importorskip("krippendorff")
@@ -141,8 +141,7 @@ LABELS = ("not_support", "partial_support", "support")
 def write_judge(folder: Path, seed: int, drop: float) -> dict[tuple[str, str, str], int]:
     """Assessments of 4 runs x 3 topics x 5 vital nuggets: a shared truth perturbed by the
     judge's seed, some labels left unjudged (`drop`); what it wrote, as credit ranks."""
-    from nuggetizer.formats.assessments import assessment_record
-    from nuggetizer.formats.writing import write_jsonl_atomic
+    from nuggetizer.formats import assessment_record, write_jsonl_atomic
     from nuggetizer.types import AssessedNugget, Assessment
 
     truth, rng = random.Random(0), random.Random(seed)
@@ -168,7 +167,7 @@ def write_judge(folder: Path, seed: int, drop: float) -> dict[tuple[str, str, st
 
 def test_agreement_of_three_assessment_sets(tmp_path: Path) -> None:
     metrics = pytest.importorskip("sklearn.metrics")
-    from nuggetizer.compare.agreement import compare, load_scores
+    from nuggetizer.compare import compare, load_scores
 
     folders = [tmp_path / f"judge{i}" for i in range(3)]
     labels = [write_judge(f, seed, drop) for f, seed, drop in zip(folders, (1, 2, 3),

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
-from nuggetizer.compare.agreement import (
+from nuggetizer.compare import (
     compare,
     kendall_at_k,
     load_scores,
@@ -19,8 +19,7 @@ from nuggetizer.compare.agreement import (
     tau_ap,
     tau_ap_b,
 )
-from nuggetizer.formats.autojudge import leaderboard_text
-from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.formats import leaderboard_text, write_text_atomic
 
 TRUTH = [4.0, 3.0, 2.0, 1.0]
 BOTTOM_SWAP = [4.0, 3.0, 1.0, 2.0]

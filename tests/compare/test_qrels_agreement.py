@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
-from nuggetizer.compare.qrels import compare_qrels, label_agreement
+from nuggetizer.compare import compare_qrels, label_agreement
 from nuggetizer.measures import agreement as ma
 from nuggetizer.types import Qrel
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
-from nuggetizer.compare.significance import adjust, pairwise, randomization_p, t_test_p
+from nuggetizer.compare import adjust, pairwise, randomization_p, t_test_p
 from nuggetizer.errors import ConfigError, InputError
 
 

@@ -11,11 +11,17 @@ from click.testing import CliRunner
 from test_agreement import RUNS, A, write
 
 from nuggetizer.cli import cli
-from nuggetizer.compare.agreement import load_scores
-from nuggetizer.formats.autojudge import bank_records, is_autojudge_leaderboard, iter_leaderboard
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.formats.qrels import qrels_text, read_qrels
-from nuggetizer.formats.writing import write_jsonl_atomic, write_text_atomic
+from nuggetizer.compare import load_scores
+from nuggetizer.formats import (
+    bank_records,
+    is_autojudge_leaderboard,
+    iter_leaderboard,
+    qrels_text,
+    read_nuggets,
+    read_qrels,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
 from nuggetizer.types import Nugget, NuggetList, Qrel
 
 autojudge_base = import_autojudge_base()

@@ -15,8 +15,7 @@ from test_battles import baselines, battles_args, records
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
-from nuggetizer.formats import rag26
-from nuggetizer.formats.leaderboards import read_leaderboard_rows, write_leaderboard
+from nuggetizer.formats import rag26, read_leaderboard_rows, write_leaderboard
 
 ROW = {"run_id": "r1", "topic_id": "q1", "measure": "V", "value": 0.5}
 

@@ -19,6 +19,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.formats import (
     Journal,
     assessment_record,
+    field,
     iter_jsonl,
     nuggets_record,
     read_assessments,
@@ -31,7 +32,6 @@ from nuggetizer.formats import (
     write_jsonl_atomic,
     write_text_atomic,
 )
-from nuggetizer.formats.jsonl import field
 from nuggetizer.types import AssessedNugget, Assessment
 
 DATA = RAG24

@@ -27,15 +27,15 @@ from click.testing import CliRunner, Result
 from scripted import ScriptedBackend
 from shared_data import RAG24, RAG26_DEV
 
-from nuggetizer.assessors.base import Assessor, Completion, Request
+from nuggetizer.assessors import Assessor, Completion
+from nuggetizer.assessors.base import Request
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.runs import read_run
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.interface.base import KeyInput
-from nuggetizer.methods.support.method import SupportConfig, SupportMethod
-from nuggetizer.methods.udcg import UdcgConfig, UdcgMethod
-from nuggetizer.plan.inputs import answer_targets
+from nuggetizer.formats import read_run, read_topics
+from nuggetizer.interface import KeyInput
+from nuggetizer.methods import UdcgConfig, UdcgMethod
+from nuggetizer.methods.support import SupportConfig, SupportMethod
+from nuggetizer.plan import answer_targets
 from nuggetizer.types import Segment
 
 ROOT = Path(__file__).resolve().parents[2]

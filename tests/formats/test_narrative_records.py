@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.narratives import read_narratives, sub_narratives_from_nuggets
+from nuggetizer.formats import read_narratives, sub_narratives_from_nuggets
 
 
 def _write(path: Path, *lines: str) -> Path:

@@ -16,7 +16,7 @@ from shared_data import RAG26_DEV
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
-from nuggetizer.formats.records import JudgmentIds, validated
+from nuggetizer.formats import JudgmentIds, validated
 
 RUBRICS = RAG26_DEV / "research-rubrics-dev-rubrics.jsonl"
 Records = list[dict[str, Any]]

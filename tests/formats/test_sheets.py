@@ -13,10 +13,14 @@ from sheet_rows import read_rows, write_rows
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
-from nuggetizer.formats.assessments import read_assessments
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.formats.sheets import nugget_sheet, read_assignment_sheet, read_nugget_sheet
-from nuggetizer.scoring.tables import per_topic_tsv
+from nuggetizer.formats import (
+    nugget_sheet,
+    read_assessments,
+    read_assignment_sheet,
+    read_nugget_sheet,
+    read_nuggets,
+)
+from nuggetizer.scoring import per_topic_tsv
 
 NUGGETS = RAG24 / "nuggets.mistral.jsonl"
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))

@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 from shared_data import SPOT_CHECK
 
-from nuggetizer.cli.steps import make_targets
-from nuggetizer.formats.runs import read_run
-from nuggetizer.formats.track_rules import Limit, length, truncate
-from nuggetizer.interface.registry import make_method
+from nuggetizer.cli import make_targets
+from nuggetizer.formats import Limit, length, read_run, truncate
+from nuggetizer.interface import make_method
 
 REPO = Path(__file__).resolve().parents[2]
 SPOT_RUN = SPOT_CHECK / "runs" / "my_best_run_02.jsonl"

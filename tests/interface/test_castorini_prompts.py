@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from scripted import ScriptedBackend
 
-from nuggetizer.assessors.base import Assessor, Request
-from nuggetizer.methods.nuggets.steps import NuggetConfig, assign_nuggets, label_importance
+from nuggetizer.assessors import Assessor
+from nuggetizer.assessors.base import Request
+from nuggetizer.methods.nuggets import NuggetConfig, assign_nuggets, label_importance
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Answer, Nugget, NuggetList, Sentence
 

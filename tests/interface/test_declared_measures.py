@@ -17,11 +17,17 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
-from nuggetizer.interface.base import AnswerKeyMethod, Outcome, Target
-from nuggetizer.interface.declare import setting, settings_of
-from nuggetizer.interface.registry import REGISTRY, method_names
-from nuggetizer.measures.base import Measure
-from nuggetizer.scoring.engine import score_files
+from nuggetizer.interface import (
+    REGISTRY,
+    AnswerKeyMethod,
+    Outcome,
+    Target,
+    method_names,
+    setting,
+    settings_of,
+)
+from nuggetizer.measures import Measure
+from nuggetizer.scoring import score_paths
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
@@ -69,7 +75,7 @@ def test_each_measure_takes_its_declared_value_where_a_topic_is_missing(tmp_path
         {"run_id": "b", "qid": "t1", "count": 2},
     ]))
     keys = {"t1": {}, "t2": {}, "t3": {}}  # t3: answered by no run
-    table = score_files(CountMethod(), [judged], keys)
+    table = score_paths(CountMethod(), [judged], keys)
     assert table.per_topic["a"]["t3"] == {"hit": 0.0, "half": 0.5}  # no `size`: left out
     assert table.means["a"] == {"hit": pytest.approx(1 / 3), "size": pytest.approx(2.0),
                                 "half": pytest.approx((2.0 + 0.0 + 0.5) / 3)}

@@ -15,19 +15,21 @@ import pytest
 from scripted import SCRIPTS, ScriptedBackend, by_prompt
 from shared_data import CRUX_DUC, UDCG_SAMPLE
 
-from nuggetizer.assessors import make_assessor
-from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors import Assessor, make_assessor
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.assessments import assessment_record
-from nuggetizer.formats.nuggets import nuggets_record
-from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
-from nuggetizer.interface.registry import make_method, method_class, method_names
-from nuggetizer.methods.nuggets.steps import NuggetConfig, assign_nuggets, create_nuggets
-from nuggetizer.plan.inputs import answer_targets
-from nuggetizer.plan.track import load_track
-from nuggetizer.run.steps import build_keys, judge_targets
-from nuggetizer.scoring.engine import score_files
-from nuggetizer.scoring.tables import leaderboard_tsv
+from nuggetizer.formats import assessment_record, nuggets_record
+from nuggetizer.interface import (
+    AnswerKeyMethod,
+    KeyInput,
+    Target,
+    make_method,
+    method_class,
+    method_names,
+)
+from nuggetizer.methods.nuggets import NuggetConfig, assign_nuggets, create_nuggets
+from nuggetizer.plan import answer_targets, load_track
+from nuggetizer.run import build_keys, judge_targets
+from nuggetizer.scoring import leaderboard_tsv, score_paths
 from nuggetizer.templates import available_prompts
 from nuggetizer.types import Answer, Assessment, NuggetList, Segment, Sentence
 
@@ -128,7 +130,7 @@ def test_generic_flow_journals_resumes_and_scores(tmp_path: Path) -> None:
     calls = backend.calls
     again = asyncio.run(judge_targets(method, keys, targets, assessor, tmp_path / "judged2"))
     assert again.done == 3 and backend.calls == calls + 3  # no cache: asked again
-    table = score_files(method, [out / "good.jsonl", out / "poor.jsonl"], keys)
+    table = score_paths(method, [out / "good.jsonl", out / "poor.jsonl"], keys)
     assert table.means["good"]["KPR"] == 1.0
     assert table.means["poor"]["KPR"] == 0.0 and table.missing["poor"] == 1
     board = leaderboard_tsv(table, table.measures)

@@ -14,13 +14,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from nuggetizer.cli import cli
-from nuggetizer.cli.flags import FlagsCommand, declared_flags
+from nuggetizer.cli import FlagsCommand, cli, declared_flags
 from nuggetizer.errors import ConfigError
-from nuggetizer.interface.declare import setting, settings_of
-from nuggetizer.interface.registry import REGISTRY, method_names
-from nuggetizer.methods.nuggets.method import NuggetsMethod
-from nuggetizer.methods.nuggets.steps import NuggetConfig
+from nuggetizer.interface import REGISTRY, method_names, setting, settings_of
+from nuggetizer.methods.nuggets import NuggetConfig, NuggetsMethod
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tracks" / "sample"

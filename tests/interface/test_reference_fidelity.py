@@ -14,14 +14,14 @@ from click.testing import CliRunner
 from scripted import ScriptedBackend
 from shared_data import RAG24, UDCG_SAMPLE
 
-from nuggetizer.assessors.base import Assessor, Completion, Request
+from nuggetizer.assessors import Assessor, Completion
+from nuggetizer.assessors.base import Request
 from nuggetizer.cli import cli
-from nuggetizer.formats.assessments import read_assessments
-from nuggetizer.interface.base import KeyInput
-from nuggetizer.interface.registry import make_method
+from nuggetizer.formats import read_assessments
+from nuggetizer.interface import KeyInput, make_method
 from nuggetizer.measures import udcg as mu
-from nuggetizer.methods.udcg import UdcgConfig, UdcgMethod, parse_relevance, utilities
-from nuggetizer.scoring.engine import score_files
+from nuggetizer.methods import UdcgConfig, UdcgMethod, parse_relevance, utilities
+from nuggetizer.scoring import score_paths
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Segment
 
@@ -56,7 +56,7 @@ def test_l_comes_from_the_text_not_the_stated_length(tmp_path: Path) -> None:
     path, answers = castorini_file(tmp_path)
     stated = sum(a["response_length"] for a in answers) / len(answers)
     assert round(stated, 2) == 305.60
-    table = score_files(make_method("nuggets"), [path])
+    table = score_paths(make_method("nuggets"), [path])
     run = path.stem
     assert len(table.per_topic[run]) == 301
     assert round(table.means[run]["L"], 2) == 300.93
@@ -77,10 +77,10 @@ def test_our_own_assessments_keep_their_computed_length(tmp_path: Path) -> None:
                                         "assignment": "support"}]}
     path = tmp_path / "ours.jsonl"
     path.write_text(json.dumps(record) + "\n")
-    assert score_files(make_method("nuggets"), [path]).means["r"]["L"] == 7.0
+    assert score_paths(make_method("nuggets"), [path]).means["r"]["L"] == 7.0
     record.pop("length")
     path.write_text(json.dumps(record) + "\n")
-    assert score_files(make_method("nuggets"), [path]).means["r"]["L"] == 3.0
+    assert score_paths(make_method("nuggets"), [path]).means["r"]["L"] == 3.0
 
 
 # --- UDCG ----------------------------------------------------------------------------------

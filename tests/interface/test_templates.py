@@ -8,9 +8,9 @@ from importlib import resources
 import pytest
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.interface.registry import method_class, method_names
-from nuggetizer.relevance.grade import PROMPT as RELEVANCE_PROMPT
-from nuggetizer.relevance.scales import SCALES
+from nuggetizer.interface import method_class, method_names
+from nuggetizer.relevance import PROMPT as RELEVANCE_PROMPT
+from nuggetizer.relevance import SCALES
 from nuggetizer.templates import _ENV, available_prompts, load_prompt
 
 # Variables each template is rendered with by its method.

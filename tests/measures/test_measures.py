@@ -6,9 +6,9 @@ import pytest
 from flows import score
 from shared_data import RAG24
 
-from nuggetizer.formats.runs import read_run
-from nuggetizer.measures.nuggets import answer_length, nugget_scores, word_count
-from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
+from nuggetizer.formats import read_run
+from nuggetizer.measures import answer_length, nugget_scores, word_count
+from nuggetizer.scoring import leaderboard_tsv, per_topic_tsv
 from nuggetizer.types import AssessedNugget, Assessment
 
 RUNS = RAG24 / "runs"

@@ -10,9 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.assessments import assessment_record
-from nuggetizer.formats.writing import write_jsonl_atomic
-from nuggetizer.measures.nuggets import label_scores, unjudged_measures
+from nuggetizer.formats import assessment_record, write_jsonl_atomic
+from nuggetizer.measures import label_scores, unjudged_measures
 from nuggetizer.types import AssessedNugget, Assessment
 
 
@@ -66,7 +65,7 @@ def test_the_score_engine_leaves_it_out_and_counts_it(tmp_path: Path) -> None:
 
 def test_the_shared_scorer_agrees_with_the_engine() -> None:
     """`nugget_scores` (what ir_measures' runtime measures call) gives the NaN too, not 0."""
-    from nuggetizer.measures.nuggets import nugget_scores
+    from nuggetizer.measures import nugget_scores
 
     found = nugget_scores([("vital", "unjudged"), ("okay", "support")])
     assert found["V"] != found["V"] and found["A"] == 1.0

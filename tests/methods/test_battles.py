@@ -21,7 +21,7 @@ from emulated import emulator, kill_after
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.methods.battles.method import parse_verdict
+from nuggetizer.methods.battles import parse_verdict
 from nuggetizer.parsing import ParseFailure
 
 RUNS = sorted((RAG24 / "runs").glob("baseline_*.jsonl"))
@@ -359,9 +359,8 @@ def test_a_larger_budget_extends_the_battles_judged_and_adaptive_rounds_add_over
     """The same seed and a larger budget keep every battle judged (bt's nested schedule) and
     judge only the new ones; an adaptive round judges the unplayed battles between runs whose
     intervals overlap, exactly those methods/battles/schedule.py's `adaptive_pairs` gives."""
-    from nuggetizer.measures.bradley_terry import bootstrap_intervals
-    from nuggetizer.methods.battles.measures import verdicts
-    from nuggetizer.methods.battles.schedule import Pairing, adaptive_pairs
+    from nuggetizer.measures import bootstrap_intervals
+    from nuggetizer.methods.battles import Pairing, adaptive_pairs, verdicts
 
     paths = baselines(tmp_path, topics=6)
     out = tmp_path / "out"

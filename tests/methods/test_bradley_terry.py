@@ -11,7 +11,7 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.measures.bradley_terry import (
+from nuggetizer.measures import (
     RIDGE,
     SCALE,
     TwoOrders,

@@ -16,9 +16,9 @@ from scripted import ScriptedBackend
 from shared_data import CRUX_DUC
 
 from nuggetizer.errors import InputError
-from nuggetizer.formats.trec_run import read_trec_run
+from nuggetizer.formats import read_trec_run
 from nuggetizer.measures import crux as mc
-from nuggetizer.methods.crux import CruxConfig, CruxMethod, parse_questions, parse_rating
+from nuggetizer.methods import CruxConfig, CruxMethod, parse_questions, parse_rating
 from nuggetizer.parsing import ParseFailure
 
 RUNS = ("bm25", "dr_rankfirst", "oracle")
@@ -286,8 +286,8 @@ def test_key_without_questions_judges_and_scores_zero() -> None:
     """A topic whose question generation never parsed: nothing to ask, everything scores 0."""
     import asyncio
 
-    from nuggetizer.assessors.base import Assessor
-    from nuggetizer.interface.base import Target
+    from nuggetizer.assessors import Assessor
+    from nuggetizer.interface import Target
     from nuggetizer.types import Segment
 
     method = CruxMethod(CruxConfig(k=2))

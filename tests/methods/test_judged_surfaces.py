@@ -17,8 +17,7 @@ import scripted
 from click.testing import CliRunner, Result
 
 from nuggetizer import api
-from nuggetizer.assessors import PermanentError, make_assessor
-from nuggetizer.assessors.ensemble import Ensemble
+from nuggetizer.assessors import Ensemble, PermanentError, make_assessor
 from nuggetizer.cli import cli
 from nuggetizer.errors import ArgumentError, AssessorError, NuggetizerError
 

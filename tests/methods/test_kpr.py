@@ -13,10 +13,10 @@ import pytest
 from scripted import Script, ScriptedBackend
 from shared_data import CRUX_DUC
 
-from nuggetizer.assessors.base import Assessor
-from nuggetizer.interface.base import KeyInput, Target
+from nuggetizer.assessors import Assessor
+from nuggetizer.interface import KeyInput, Target
 from nuggetizer.measures import kpr as mk
-from nuggetizer.methods.kpr import (
+from nuggetizer.methods import (
     KprConfig,
     KprMethod,
     check_dedup,

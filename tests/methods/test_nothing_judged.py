@@ -17,12 +17,17 @@ from click.testing import CliRunner
 from emulated import NUGGETS, emulator
 from shared_data import CRUX_DUC, RAG24, RAG26_DEV
 
-from nuggetizer.assessors import make_assessor
-from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors import Assessor, make_assessor
 from nuggetizer.cli import cli
-from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target
-from nuggetizer.interface.registry import make_method, method_names
-from nuggetizer.scoring.engine import score_judged
+from nuggetizer.interface import (
+    AnswerKeyMethod,
+    KeyInput,
+    Outcome,
+    Target,
+    make_method,
+    method_names,
+)
+from nuggetizer.scoring import score_judged
 from nuggetizer.types import Segment, Sentence
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,10 +16,9 @@ from shared_data import RAG26_DEV
 
 from nuggetizer.assessors import make_assessor
 from nuggetizer.cli import cli
-from nuggetizer.interface.base import Target
-from nuggetizer.interface.registry import make_method
-from nuggetizer.measures.rubrics import compliance
-from nuggetizer.methods.rubrics.method import parse_verdict
+from nuggetizer.interface import Target, make_method
+from nuggetizer.measures import compliance
+from nuggetizer.methods.rubrics import parse_verdict
 from nuggetizer.parsing import ParseFailure
 
 RUBRICS = RAG26_DEV / "research-rubrics-dev-rubrics.jsonl"

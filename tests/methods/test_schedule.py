@@ -11,12 +11,7 @@ from collections import Counter
 import pytest
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.methods.battles.schedule import (
-    Pairing,
-    adaptive_pairs,
-    pair_sequence,
-    schedule_battles,
-)
+from nuggetizer.methods.battles import Pairing, adaptive_pairs, pair_sequence, schedule_battles
 
 
 def runs_of(n: int) -> list[str]:

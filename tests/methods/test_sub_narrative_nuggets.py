@@ -15,7 +15,7 @@ from shared_data import RAG26_DEV
 from test_rag26 import write_run
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
+from nuggetizer.formats import nuggets_record, read_nuggets
 
 NUGGETS = RAG26_DEV / "rag25-dev-nuggets.jsonl"
 TOPICS = RAG26_DEV / "rag25-topics-dev.tsv"

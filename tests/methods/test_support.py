@@ -21,13 +21,11 @@ from sheet_rows import read_rows, write_rows
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.runs import read_run
-from nuggetizer.interface.base import Judged
-from nuggetizer.interface.registry import make_method
-from nuggetizer.measures.support import support_scores
-from nuggetizer.plan.inputs import answer_targets, cite_targets
-from nuggetizer.scoring.engine import score_judged
+from nuggetizer.formats import read_run, read_runs
+from nuggetizer.interface import Judged, make_method
+from nuggetizer.measures import support_scores
+from nuggetizer.plan import answer_targets, cite_targets
+from nuggetizer.scoring import score_judged
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tracks" / "sample"
@@ -287,7 +285,7 @@ def test_sample_track_through_assign_score_and_evaluate(tmp_path: Path) -> None:
 
 
 def test_the_shipped_support_track_config() -> None:
-    from nuggetizer.plan.track import load_track
+    from nuggetizer.plan import load_track
 
     track = load_track(str(SAMPLE / "support.toml"))
     assert track.method == "support" and track.runs == [p.resolve() for p in RUNS]

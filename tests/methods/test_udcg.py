@@ -13,12 +13,13 @@ import pytest
 from scripted import ScriptedBackend
 from shared_data import UDCG_SAMPLE
 
-from nuggetizer.assessors.base import Assessor, Completion, Request
+from nuggetizer.assessors import Assessor, Completion
+from nuggetizer.assessors.base import Request
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.keys import read_udcg_dataset
-from nuggetizer.interface.base import KeyInput, Target
+from nuggetizer.formats import read_udcg_dataset
+from nuggetizer.interface import KeyInput, Target
 from nuggetizer.measures import udcg as mu
-from nuggetizer.methods.udcg import UdcgConfig, UdcgMethod, parse_relevance, utilities
+from nuggetizer.methods import UdcgConfig, UdcgMethod, parse_relevance, utilities
 from nuggetizer.types import Segment
 
 

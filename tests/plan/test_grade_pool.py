@@ -17,7 +17,7 @@ from shared_data import SPOT_CHECK
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
-from nuggetizer.plan.track import load_track
+from nuggetizer.plan import load_track
 
 TOPICS = SPOT_CHECK / "queries.jsonl"
 CORPUS = SPOT_CHECK / "corpus.jsonl.gz"

@@ -20,7 +20,7 @@ from scipy import stats
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
-from nuggetizer.plan.track import load_track
+from nuggetizer.plan import load_track
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tracks" / "sample"

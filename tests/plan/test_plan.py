@@ -10,12 +10,18 @@ import pytest
 from nuggetizer.assessors import make_assessor
 from nuggetizer.cache import Cache
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.interface.registry import make_method
-from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan
-from nuggetizer.plan.sources import key_inputs_for, make_targets
-from nuggetizer.plan.steps import assign_plan, nuggetize_plan
-from nuggetizer.plan.track import load_track
+from nuggetizer.formats import read_runs
+from nuggetizer.interface import make_method
+from nuggetizer.plan import (
+    KeySpec,
+    PoolSpec,
+    assign_plan,
+    grade_then_build_plan,
+    key_inputs_for,
+    load_track,
+    make_targets,
+    nuggetize_plan,
+)
 from nuggetizer.run.execute import execute
 
 

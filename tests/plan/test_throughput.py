@@ -11,12 +11,9 @@ from emulated import emulator, small_track
 from flows import assign, nuggetize
 
 from nuggetizer.assessors import make_assessor
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.formats.qrels import read_qrels
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.methods.nuggets.steps import NuggetConfig
-from nuggetizer.plan.track import load_track
+from nuggetizer.formats import read_nuggets, read_qrels, read_runs, read_topics
+from nuggetizer.methods.nuggets import NuggetConfig
+from nuggetizer.plan import load_track
 
 LATENCY = 0.05
 

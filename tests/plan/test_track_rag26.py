@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
-from nuggetizer.plan.track import load_track
+from nuggetizer.plan import load_track
 
 TRACK = Path(__file__).resolve().parents[2] / "tracks" / "rag26"
 RUNS = sorted(TRACK.glob("run-*.jsonl"))

@@ -11,12 +11,10 @@ from typing import Any
 
 from pydantic import StrictStr
 
-from nuggetizer.assessors.base import Assessor
-from nuggetizer.formats.records import KeyIds
-from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target
-from nuggetizer.interface.declare import setting
-from nuggetizer.interface.registry import register
-from nuggetizer.measures.base import Measure
+from nuggetizer.assessors import Assessor
+from nuggetizer.formats import KeyIds
+from nuggetizer.interface import AnswerKeyMethod, KeyInput, Outcome, Target, register, setting
+from nuggetizer.measures import Measure
 from nuggetizer.parsing import parse_strings
 
 

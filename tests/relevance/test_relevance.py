@@ -20,10 +20,9 @@ from scripted import SCRIPTS, by_prompt
 from shared_data import METHODS_MD as METHODS
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats import read_runs, read_topics
 from nuggetizer.parsing import ParseFailure
-from nuggetizer.relevance.grade import GRADE_SCHEMA, PROMPT, build_pool, parse_grade
+from nuggetizer.relevance import GRADE_SCHEMA, PROMPT, build_pool, parse_grade
 from nuggetizer.templates import load_prompt
 
 REPO = Path(__file__).resolve().parents[2]
@@ -279,7 +278,7 @@ def test_the_embedded_model_grades_the_sample_pool(gguf_path: Path, tmp_path: Pa
 
 
 def test_retrieval_runs_add_their_top_depth_after_the_answers(tmp_path: Path) -> None:
-    from nuggetizer.formats.trec_run import read_trec_run
+    from nuggetizer.formats import read_trec_run
 
     run = tmp_path / "bm25.run"
     run.write_text("sample-1 Q0 sample-doc-1-6 1 9.0 bm25\nsample-1 Q0 sample-doc-1-1 2 8.0 bm25\n"

@@ -17,12 +17,11 @@ from emulated import emulator
 from scripted import SCRIPTS
 from shared_data import METHODS_MD, RAG26_DEV
 
-from nuggetizer.cli import cli
-from nuggetizer.cli.grading import track_grading
-from nuggetizer.formats.narratives import read_narratives, sub_narratives_from_nuggets
+from nuggetizer.cli import cli, track_grading
+from nuggetizer.formats import read_narratives, sub_narratives_from_nuggets
 from nuggetizer.parsing import ParseFailure
-from nuggetizer.plan.track import load_track
-from nuggetizer.relevance.scales import SCALES, Grading, declared_scale
+from nuggetizer.plan import load_track
+from nuggetizer.relevance import SCALES, Grading, declared_scale
 from nuggetizer.templates import load_prompt
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,25 +16,27 @@ from matplotlib.colors import ListedColormap
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.assessments import assessment_record, read_assessments
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.formats.writing import write_jsonl_atomic
-from nuggetizer.interface.registry import make_method
-from nuggetizer.interface.report_part import ReportPart
-from nuggetizer.measures.nuggets import answer_length
-from nuggetizer.methods.nuggets.report import unsupported_nuggets
-from nuggetizer.report import figure_worker
-from nuggetizer.report import figures as report_figures
-from nuggetizer.report.figures import (
+from nuggetizer.formats import (
+    assessment_record,
+    read_assessments,
+    read_nuggets,
+    read_runs,
+    write_jsonl_atomic,
+)
+from nuggetizer.interface import ReportPart, make_method
+from nuggetizer.measures import answer_length
+from nuggetizer.methods.nuggets import unsupported_nuggets
+from nuggetizer.report import (
     IndexColours,
     distributions_png,
     draw_all,
+    figure_worker,
     heatmap_png,
     length_png,
+    write_report,
 )
-from nuggetizer.report.page import write_report
-from nuggetizer.scoring.engine import ScoreTable, score_files
+from nuggetizer.report import figures as report_figures
+from nuggetizer.scoring import ScoreTable, score_paths
 from nuggetizer.types import AssessedNugget, Assessment
 
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))
@@ -107,7 +109,7 @@ def test_report_renders_in_headless_chromium(assessed, tmp_path):
 FORKED = """
 import sys
 from pathlib import Path
-from nuggetizer.scoring.engine import score_files
+from nuggetizer.scoring.engine import score_paths
 from nuggetizer.interface.registry import make_method
 from nuggetizer.scoring.engine import ScoreTable
 from nuggetizer.report import figure_worker
@@ -115,7 +117,7 @@ from nuggetizer.report import figures as report_figures
 from nuggetizer.report.figures import draw_all, distributions_png, heatmap_png, length_png
 figure_worker.cpus = lambda: 2
 assert figure_worker.can_fork(), "this fresh process runs one thread and can fork"
-table = score_files(make_method("nuggets"), sorted(Path(sys.argv[1]).glob("*.jsonl")))
+table = score_paths(make_method("nuggets"), sorted(Path(sys.argv[1]).glob("*.jsonl")))
 ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
 out = Path(sys.argv[2])
 draw_all([(distributions_png, "V_strict", out / "distributions.png"),
@@ -131,7 +133,7 @@ def test_figures_drawn_in_a_child_are_the_bytes_drawn_here(assessed, tmp_path, m
     done = subprocess.run([sys.executable, "-c", FORKED, str(assessed), str(tmp_path / "forked")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    table = score_files(make_method("nuggets"), sorted(assessed.glob("*.jsonl")))
+    table = score_paths(make_method("nuggets"), sorted(assessed.glob("*.jsonl")))
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     jobs = [(distributions_png, "V_strict", "distributions.png"),
             (heatmap_png, "V_strict", "heatmap.png"), (length_png, "V_strict", "length.png")]
@@ -169,7 +171,7 @@ def test_summary_names_what_stayed_unjudged(assessed, tmp_path):
     assert result.exit_code == 0, result.output
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
     assert "2 unjudged nuggets (left out of the scores)" in page
-    table = score_files(make_method("nuggets"), [tmp_path / "in" / path.name])
+    table = score_paths(make_method("nuggets"), [tmp_path / "in" / path.name])
     write_report(table, ReportPart(), tmp_path / "plain")
     plain = (tmp_path / "plain" / "index.html").read_text(encoding="utf-8")
     assert "2 unjudged items (left out of the scores)" in plain

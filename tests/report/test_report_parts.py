@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from test_battles import baselines, battles_args
 
 from nuggetizer.cli import cli
-from nuggetizer.interface.registry import make_method, method_holding
-from nuggetizer.methods.battles.report import BattlesPart
+from nuggetizer.interface import make_method, method_holding
+from nuggetizer.methods.battles import BattlesPart
 from nuggetizer.templates import load_prompt
 
 

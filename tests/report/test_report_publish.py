@@ -18,8 +18,8 @@ from emulated import load_module
 from scripted import SCRIPTS, by_prompt
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.report.figures import DPI, LABEL_PT, heatmap_geometry
+from nuggetizer.formats import read_topics
+from nuggetizer.report import DPI, LABEL_PT, heatmap_geometry
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tracks" / "sample"

@@ -13,10 +13,8 @@ from shared_data import SPOT_CHECK
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
-from nuggetizer.formats.answers import read_answer_run, read_runs
-from nuggetizer.formats.corpus import read_corpus
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.validate.checker import validate_run
+from nuggetizer.formats import read_answer_run, read_corpus, read_runs, read_topics
+from nuggetizer.validate import validate_run
 
 SPOT_RUNS = sorted((SPOT_CHECK / "runs").glob("*.jsonl"))
 

@@ -242,10 +242,10 @@ def test_run_batch_output_folds_in_with_batch_import(tmp_path: Path, track) -> N
 def test_batch_api_needs_an_openai_assessor_and_the_cache(tmp_path: Path) -> None:
     from scripted import ScriptedBackend
 
-    from nuggetizer.assessors.base import Assessor
+    from nuggetizer.assessors import Assessor
     from nuggetizer.cache import Cache
     from nuggetizer.errors import ConfigError
-    from nuggetizer.run.batching import Batcher
+    from nuggetizer.run import Batcher
 
     scripted = Assessor(ScriptedBackend([]), Cache(tmp_path / "c.sqlite"))
     with pytest.raises(ConfigError, match="--assessor openai:MODEL, not scripted"):

@@ -282,7 +282,7 @@ def test_blind_sheets_hide_the_runs_and_round_trip_to_identical_scores(
 def test_validate_fits_the_official_runs_with_the_default_length_tolerance() -> None:
     from shared_data import RAG24
 
-    from nuggetizer.validate.checker import LENGTH_TOLERANCE, validate_run
+    from nuggetizer.validate import LENGTH_TOLERANCE, validate_run
 
     runs = sorted((RAG24 / "runs").glob("*.jsonl"))
     topics = RAG24 / "topics.rag24.test.tsv"

@@ -13,15 +13,11 @@ from pathlib import Path
 import pytest
 from emulated import load_module
 
-from nuggetizer.formats import label_rows
-from nuggetizer.formats.assessments import read_assessments
-from nuggetizer.formats.label_rows import LabelRow, iter_label_rows
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.interface.registry import make_method
+from nuggetizer.formats import LabelRow, iter_label_rows, label_rows, read_assessments, read_nuggets
+from nuggetizer.interface import make_method
 from nuggetizer.labels import CREDIT, STRICT_CREDIT
-from nuggetizer.measures.nuggets import label_scores
-from nuggetizer.scoring.engine import read_judged, score_judged
-from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
+from nuggetizer.measures import label_scores
+from nuggetizer.scoring import leaderboard_tsv, per_topic_tsv, read_judged, score_judged
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 

@@ -11,10 +11,8 @@ from flows import score
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.formats.qrels import read_qrels
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.scoring.tables import per_topic_tsv
+from nuggetizer.formats import read_nuggets, read_qrels, read_topics
+from nuggetizer.scoring import per_topic_tsv
 from nuggetizer.types import AssessedNugget, Assessment
 
 ir_measures = pytest.importorskip("ir_measures")
@@ -106,7 +104,7 @@ def test_ir_datasets_export_feeds_nuggetize_inputs(offline_dataset, tmp_path):
         ("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d3", 1)]
     corpus = (out / "corpus.jsonl").read_text().splitlines()
     assert len(corpus) == 2 and "atomic fact" in corpus[0] and "d2" not in "".join(corpus)
-    from nuggetizer.formats.corpus import read_corpus
+    from nuggetizer.formats import read_corpus
 
     segments = read_corpus(Path(out / "corpus.jsonl"), {"d1", "d3"})
     assert segments["d3"].text == "The paper was written by Ann and Bo."

@@ -15,8 +15,8 @@ from shared_data import RAG26_DEV
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
-from nuggetizer.formats.runs import read_run
-from nuggetizer.validate.checker import validate_run
+from nuggetizer.formats import read_run
+from nuggetizer.validate import validate_run
 
 NARRATIVES = RAG26_DEV / "trec_rag_2026_queries.tsv"
 Line = dict[str, Any]

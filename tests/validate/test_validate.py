@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from shared_data import RAG24
 
 from nuggetizer.cli import cli
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.validate.checker import exit_code, validate_run
+from nuggetizer.formats import read_topics
+from nuggetizer.validate import exit_code, validate_run
 
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))
 TOPICS = RAG24 / "topics.rag24.test.tsv"

@@ -3,6 +3,30 @@ schedule of which runs meet where (schedule), the step that judges each battle o
 the Bradley-Terry measures (measures), blind sheets for people (sheets) and its part of the
 report (report, figures)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nuggetizer.faces import lazy_face
 from nuggetizer.methods.battles.method import BattlesConfig, BattlesMethod
 
-__all__ = ["BattlesConfig", "BattlesMethod"]
+__all__ = [
+    "BattlesConfig", "BattlesMethod", "BattlesPart", "Pairing", "adaptive_pairs", "pair_sequence",
+    "parse_verdict", "schedule_battles", "verdicts",
+]
+
+
+# The public face (nuggetizer/faces.py): each name imported from its module when first asked for.
+if TYPE_CHECKING:
+    from nuggetizer.methods.battles.measures import verdicts
+    from nuggetizer.methods.battles.method import parse_verdict
+    from nuggetizer.methods.battles.report import BattlesPart
+    from nuggetizer.methods.battles.schedule import (
+        Pairing,
+        adaptive_pairs,
+        pair_sequence,
+        schedule_battles,
+    )
+
+
+__getattr__ = lazy_face(__name__)
