@@ -146,24 +146,40 @@ def executor(mode: Mode, assessor: Any, folder: Path | None = None,
     return Live(assessor)
 
 
+def outside(work: Coroutine[Any, Any, None]) -> None:
+    """Run `work` in a fresh event loop. What a plan returns is kept outside the loop's task
+    by its callers, not returned by it: asyncio.run's restoring of the Ctrl-C handler writes
+    the repr of the main task, result included, which for a score table of a whole track is
+    tenths of a second."""
+    asyncio.run(work)
+
+
 def execute(plan: Plan, assessor: Any, mode: Mode = "live", folder: Path | None = None,
             options: dict[str, Any] | None = None) -> list[Any]:
     """Run the plan with the assessor (closed at the end): what each stage returned (a
     Summary for a key or assign stage, a Graded for a grading stage; None where a dry run
     had nothing to count)."""
     runner = executor(mode, assessor, folder, options)
+    results: list[Any] = []
 
-    async def main() -> list[Any]:
+    async def main() -> None:
         try:
-            return await runner.run(plan)
+            results.extend(await runner.run(plan))
         finally:
             await assessor.aclose()
 
-    return asyncio.run(main())
+    outside(main())
+    return results
 
 
 def run_local(plan: Plan) -> list[Any]:
     """Run a plan whose stages call no LLM (scoring): what each returned."""
     if any(stage.calls for stage in plan.stages):
         raise ValueError("run_local runs stages that call no LLM; give an assessor (execute)")
-    return asyncio.run(Live(None).run(plan))
+    results: list[Any] = []
+
+    async def main() -> None:
+        results.extend(await Live(None).run(plan))
+
+    outside(main())
+    return results

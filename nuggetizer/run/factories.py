@@ -17,7 +17,7 @@ from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import ConfigError, Interrupted
 from nuggetizer.run.dryrun import DEFAULT_BATCH_DISCOUNT, Prices
-from nuggetizer.run.execute import Executor, Mode, executor
+from nuggetizer.run.execute import Executor, Mode, executor, outside
 from nuggetizer.run.interrupt import drain_on_interrupt
 
 T = TypeVar("T")
@@ -99,17 +99,20 @@ def run_with(assessor: Assessor, work: Coroutine[Any, Any, T]) -> T:
     """Run a step's coroutine; the assessor (and its backend) is closed whatever happens.
     Ctrl-C lets the calls in flight finish first (run/interrupt.py), then ends as a
     KeyboardInterrupt (the error group says what is kept)."""
-    async def main() -> T:
+    kept: list[T] = []
+
+    async def main() -> None:
         try:
             with drain_on_interrupt(assessor):
-                return await work
+                kept.append(await work)
         finally:
             await assessor.aclose()
 
     try:
-        return asyncio.run(main())
+        outside(main())
     except (Interrupted, asyncio.CancelledError):
         raise KeyboardInterrupt from None
+    return kept[0]
 
 
 def executor_from(options: dict[str, Any], assessor: Any, folder: Path) -> Executor:
