@@ -23,7 +23,7 @@ def main() -> int:
     link_tree(TREE)
     lint = Path(sys.executable).with_name("lint-imports")
     env = {**os.environ, "PYTHONPATH": str(TREE)}
-    command = [str(lint), "--config", str(ROOT / "setup.cfg"), "--no-cache"]
+    command = [str(lint), str(ROOT / "setup.cfg"), "--no-cache"]
     return subprocess.run(command, cwd=TREE, env=env, check=False).returncode
 
 

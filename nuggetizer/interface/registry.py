@@ -1,16 +1,16 @@
 """The registry of answer-key methods: the only list of them.
 
-Every module of this package registers its method when imported; `load()` imports them all
-(found on disk, not listed), then any module named in $NUGGETIZER_METHODS (comma-separated
-import names: a method of your own, one module plus its templates) and any installed
-distribution's entry point in the group `nuggetizer.methods`.
+A method registers itself when its module is imported; `load()` imports every installed
+distribution's entry point in the group `nuggetizer.methods` (the built-in methods are this
+package's own entry points, setup.cfg), then any module named in $NUGGETIZER_METHODS
+(comma-separated import names: a method of your own, one module plus its templates). So the
+interface names no method package: the methods sit above it and find it, not the reverse.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -42,18 +42,17 @@ def load() -> None:
     if _loaded:
         return
     _loaded = True
-    package = importlib.import_module("nuggetizer.methods")
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name not in ("base", "registry"):
-            importlib.import_module(f"nuggetizer.methods.{module.name}")
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        entry.load()
     for name in filter(None, (n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(","))):
         try:
             importlib.import_module(name)
         except ImportError as exc:
             raise ConfigError(f"${PLUGINS_ENV} names {name!r}, which cannot be imported: "
                               f"{exc}") from exc
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        entry.load()
+    if DEFAULT_METHOD not in REGISTRY:
+        raise ConfigError("no built-in method is registered: the package's entry points are "
+                          "missing (install it: pip install -e . or pip install trec-nuggetizer)")
 
 
 def method_names() -> list[str]:
