@@ -10,13 +10,14 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 
 from nuggetizer import __version__
-from nuggetizer.serve import castorini, errors, jobs, methods
+from nuggetizer.serve import battles, castorini, errors, jobs, methods
 from nuggetizer.serve.engine import Engine
 from nuggetizer.serve.guard import Guard
 from nuggetizer.serve.jobs import Jobs
 from nuggetizer.serve.settings import Settings
 
-ROUTERS: tuple[APIRouter, ...] = (castorini.router, methods.router, jobs.router)
+ROUTERS: tuple[APIRouter, ...] = (castorini.router, methods.router, battles.router,
+                                  jobs.router)
 
 
 def create_app(settings: Settings, routers: tuple[APIRouter, ...] = ROUTERS) -> FastAPI:

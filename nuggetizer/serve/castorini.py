@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from nuggetizer.errors import NuggetizerError
@@ -16,7 +16,7 @@ from nuggetizer.interface.base import KeyInput
 from nuggetizer.relevance.scales import Grading
 from nuggetizer.serve import castorini_payloads as cp
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError, body, from_toolkit
+from nuggetizer.serve.errors import ApiError, Payload, body, from_toolkit
 from nuggetizer.serve.inputs import keys_of, targets_of
 from nuggetizer.serve.steps import build_keys, grade, judge
 from nuggetizer.types import Segment, Topic
@@ -69,7 +69,7 @@ async def healthz() -> dict[str, str]:
 
 
 @router.post("/v1/create")
-async def create(request: Request, payload: dict[str, Any] = Body(...)) -> JSONResponse:
+async def create(request: Request, payload: Payload) -> JSONResponse:
     """castorini's create: nuggets for one query from its candidate passages."""
     return await _answer("nuggetizer", "create", _create(_engine(request), payload))
 
@@ -116,7 +116,7 @@ async def _create(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.post("/v1/assign")
-async def assign(request: Request, payload: dict[str, Any] = Body(...)) -> JSONResponse:
+async def assign(request: Request, payload: Payload) -> JSONResponse:
     """castorini's assign: each nugget's support in one answer (or each of a batch)."""
     return await _answer("nuggetizer", "assign", _assign(_engine(request), payload))
 
@@ -165,7 +165,7 @@ async def _assign(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.post("/v1/judge")
-async def judge_route(request: Request, payload: dict[str, Any] = Body(...)) -> JSONResponse:
+async def judge_route(request: Request, payload: Payload) -> JSONResponse:
     """umbrela's judge: each candidate passage's relevance to the query, 0-3."""
     return await _answer("umbrela", "judge", _judge(_engine(request), payload))
 

@@ -6,9 +6,9 @@ message only)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
@@ -85,3 +85,7 @@ def install(app: FastAPI) -> None:
                   type(exc).__name__, exc)
         return JSONResponse(body("internal_error", f"{type(exc).__name__}: {exc_text(exc)}"),
                             status_code=500)
+
+
+# A route's JSON object body (anything else: 422 through the handler above).
+Payload = Annotated[dict[str, Any], Body()]

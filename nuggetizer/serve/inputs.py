@@ -66,9 +66,25 @@ def targets_of(method: AnswerKeyMethod, folder: Path, records: Sequence[Any],
                passages: Mapping[str, Any] | None = None) -> dict[str, dict[str, Target]]:
     """Answer records (TREC RAG run lines) as the targets the method judges; a method that reads
     the cited passages takes their texts from `passages` ({docid: text})."""
-    runs: dict[str, dict[str, Answer]] = read_back(
-        folder, "answers", records,
-        lambda path: read_runs([path], keep_unresolved=method.judging.citations))
+    by_run: dict[str, list[int]] = {}
+    for number, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise ApiError(422, "invalid_request", f"answers[{number}]: an object is required")
+        by_run.setdefault(str(record.get("run_id")), []).append(number)
+    paths = []
+    for k, numbers in enumerate(by_run.values()):  # one file per run, as runs come
+        path = folder / f"answers-{k}.jsonl"
+        path.write_text("".join(json.dumps(records[n], ensure_ascii=False) + "\n"
+                                for n in numbers), encoding="utf-8")
+        paths.append((path, numbers))
+    try:
+        runs: dict[str, dict[str, Answer]] = read_runs(
+            [p for p, _ in paths], keep_unresolved=method.judging.citations)
+    except InputError as exc:
+        numbers = next((n for p, n in paths if exc.path is not None
+                        and Path(exc.path).name == p.name), [])
+        where = f"[{numbers[exc.line - 1]}]" if exc.line and exc.line <= len(numbers) else ""
+        raise ApiError(422, "invalid_input", f"answers{where}: {exc.message}") from None
     made = answer_targets(runs)
     if method.judging.citations:
         own = {str(d): Segment(id=str(d), text=text(t, f"passages.{d}"))

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, StreamingResponse
 
 from nuggetizer.assessors.base import Assessor
@@ -36,7 +36,7 @@ from nuggetizer.run.execute import Live
 from nuggetizer.run.stages import Stage, Where
 from nuggetizer.scoring.engine import ScoreTable
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError, exc_text, from_toolkit
+from nuggetizer.serve.errors import ApiError, Payload, exc_text, from_toolkit
 
 router = APIRouter(tags=["jobs"])
 ACTIVE = ("queued", "running")
@@ -234,7 +234,7 @@ def _jobs(request: Request) -> Jobs:
 
 
 @router.post("/v1/jobs", status_code=202)
-async def submit(request: Request, payload: dict[str, Any] = Body(...)) -> dict[str, Any]:
+async def submit(request: Request, payload: Payload) -> dict[str, Any]:
     """Start a job: `{"track": NAME, "only_topics": [...]}`; or resume a cancelled or failed
     one: `{"resume": ID}`."""
     jobs = _jobs(request)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Request
 
 from nuggetizer.interface.registry import method_names
 from nuggetizer.relevance.scales import Grading, get_scale
 from nuggetizer.scoring.engine import read_judged, score_judged
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError
+from nuggetizer.serve.errors import ApiError, Payload
 from nuggetizer.serve.inputs import items, key_inputs_of, keys_of, read_back, targets_of, text
 from nuggetizer.serve.jobs import leaderboard
 from nuggetizer.serve.steps import build_keys, grade, judge
@@ -57,7 +57,7 @@ async def methods(request: Request) -> dict[str, Any]:
 
 
 @router.post("/v1/keys")
-async def keys(request: Request, payload: dict[str, Any] = Body(...)) -> dict[str, Any]:
+async def keys(request: Request, payload: Payload) -> dict[str, Any]:
     """Build keys: `{"method", "settings"?, "topics": [{"qid", "query", "passages": [{"docid",
     "text", "grade"?}], "reference"?, "sub_narratives"?}]}`."""
     engine = _engine(request)
@@ -71,7 +71,7 @@ async def keys(request: Request, payload: dict[str, Any] = Body(...)) -> dict[st
 
 
 @router.post("/v1/judgments")
-async def judgments(request: Request, payload: dict[str, Any] = Body(...)) -> dict[str, Any]:
+async def judgments(request: Request, payload: Payload) -> dict[str, Any]:
     """Judge answers: `{"method", "settings"?, "keys": [key records] (a method with a key),
     "answers": [TREC RAG answer records], "passages"?: {docid: text} (cited passages)}`."""
     engine = _engine(request)
@@ -91,7 +91,7 @@ async def judgments(request: Request, payload: dict[str, Any] = Body(...)) -> di
 
 
 @router.post("/v1/scores")
-async def scores(request: Request, payload: dict[str, Any] = Body(...)) -> dict[str, Any]:
+async def scores(request: Request, payload: Payload) -> dict[str, Any]:
     """Score judgments with the score engine: `{"method", "judgments": [records], "keys"?:
     [key records] (their topics are the universe), "topics"?: [ids]}`; no LLM call."""
     engine = _engine(request)
@@ -114,7 +114,7 @@ async def scores(request: Request, payload: dict[str, Any] = Body(...)) -> dict[
 
 
 @router.post("/v1/relevance")
-async def relevance(request: Request, payload: dict[str, Any] = Body(...)) -> dict[str, Any]:
+async def relevance(request: Request, payload: Payload) -> dict[str, Any]:
     """Grade passages (UMBRELA): `{"scale": "0-3" | "0-4", "topics": [{"qid", "query",
     "passages": [{"docid", "text"}], "sub_narratives"?: [...] (0-4)}]}`."""
     engine = _engine(request)
