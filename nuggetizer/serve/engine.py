@@ -23,7 +23,7 @@ from nuggetizer import __version__
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import ConfigError
 from nuggetizer.interface.base import AnswerKeyMethod
-from nuggetizer.interface.registry import make_method
+from nuggetizer.interface.registry import make_method, method_names
 from nuggetizer.run.execute import Live
 from nuggetizer.run.factories import make_assessor_from
 from nuggetizer.run.progress import TOKEN_FIELDS
@@ -99,7 +99,7 @@ class Engine:
             try:
                 self.methods[key] = make_method(name, settings or {})
             except ConfigError as exc:
-                raise ApiError(422, "unknown_method" if "method" in str(exc).split(":")[0]
+                raise ApiError(422, "unknown_method" if name not in method_names()
                                else "invalid_settings", str(exc)) from None
         return self.methods[key]
 
