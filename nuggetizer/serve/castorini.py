@@ -138,7 +138,7 @@ async def _assign(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
         judged = await judge(work, method, keys_of(method, work.scratch, keys),
                              targets_of(method, work.scratch, answers))
         by_topic = {r["qid"]: r for r in judged}
-        outputs = []
+        outputs: list[dict[str, Any]] = []
         for n, item in enumerate(items):
             record = by_topic.get(f"t{n}", {})
             nuggets = [{"text": x["text"], "importance": x["importance"],

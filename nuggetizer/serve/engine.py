@@ -12,6 +12,7 @@ executor (run/execute.py) and a scratch folder per request for the steps' journa
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nuggetizer import __version__
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import ConfigError
 from nuggetizer.interface.base import AnswerKeyMethod
@@ -32,8 +32,7 @@ from nuggetizer.run.stages import Plan
 from nuggetizer.serve.errors import ApiError
 from nuggetizer.serve.settings import Settings
 
-# settings a request may change (castorini's `overrides`): the model, per request
-MODEL_OVERRIDES = ("model",)
+SCRATCH_ENV = "NUGGETIZER_SERVE_SCRATCH"
 
 
 @dataclass
@@ -66,7 +65,7 @@ class Engine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.assessors: dict[str, Assessor] = {}
-        self.scratch = settings.state / "scratch"
+        self.scratch = scratch_root(settings)
         self.methods: dict[str, AnswerKeyMethod] = {}
 
     def assessor(self, model: str | None = None) -> Assessor:
@@ -128,5 +127,14 @@ class Engine:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def version() -> str:
-    return __version__
+def scratch_root(settings: Settings) -> Path:
+    """Where requests' scratch folders go: memory (/dev/shm) where the system has it, as
+    nothing there outlives its request (its journals' fsyncs are then free), else the state
+    folder; $NUGGETIZER_SERVE_SCRATCH chooses."""
+    chosen = os.environ.get(SCRATCH_ENV)
+    if chosen:
+        return Path(chosen)
+    memory = Path("/dev/shm")
+    if memory.is_dir() and os.access(memory, os.W_OK):
+        return memory / f"nuggetizer-serve-{os.getpid()}"
+    return settings.state / "scratch"

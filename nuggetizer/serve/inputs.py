@@ -57,9 +57,19 @@ def read_back(folder: Path, field: str, records: Sequence[Any],
         raise ApiError(422, "invalid_input", f"{field}{where}: {exc.message}") from None
 
 
-def keys_of(method: AnswerKeyMethod, folder: Path, records: Sequence[Any]) -> dict[str, Any]:
-    """Key records as the method reads its key file."""
-    return read_back(folder, "keys", records, method.read_keys)
+def keys_of(method: AnswerKeyMethod, folder: Path, records: Sequence[Any],
+            lenient: bool = False) -> dict[str, Any]:
+    """Key records as the method reads its key file (`lenient`: as `--lenient` does, an
+    off-menu label kept as an unjudged item)."""
+    return read_back(folder, "keys", records, lambda path: method.read_keys(path, lenient))
+
+
+def flag(payload: Mapping[str, Any], field: str) -> bool:
+    """A boolean field, false when absent (422 when not a boolean)."""
+    value = payload.get(field, False)
+    if not isinstance(value, bool):
+        raise ApiError(422, "invalid_request", f"{field}: true or false")
+    return value
 
 
 def targets_of(method: AnswerKeyMethod, folder: Path, records: Sequence[Any],

@@ -15,7 +15,7 @@ from nuggetizer.relevance.scales import Grading, get_scale
 from nuggetizer.scoring.engine import read_judged, score_judged
 from nuggetizer.serve.engine import Engine
 from nuggetizer.serve.errors import ApiError, Payload
-from nuggetizer.serve.inputs import items, key_inputs_of, keys_of, read_back, targets_of, text
+from nuggetizer.serve.inputs import flag, items, key_inputs_of, keys_of, read_back, targets_of, text
 from nuggetizer.serve.jobs import leaderboard
 from nuggetizer.serve.steps import build_keys, grade, judge
 from nuggetizer.types import Topic
@@ -73,17 +73,19 @@ async def keys(request: Request, payload: Payload) -> dict[str, Any]:
 @router.post("/v1/judgments")
 async def judgments(request: Request, payload: Payload) -> dict[str, Any]:
     """Judge answers: `{"method", "settings"?, "keys": [key records] (a method with a key),
-    "answers": [TREC RAG answer records], "passages"?: {docid: text} (cited passages)}`."""
+    "answers": [TREC RAG answer records], "passages"?: {docid: text} (cited passages),
+    "lenient"?: true (an off-menu key label kept as an unjudged item, as --lenient)}`."""
     engine = _engine(request)
     method = _method(engine, payload)
     limit = engine.settings.max_items
     answers = items(payload, "answers", limit)
     given = items(payload, "keys", limit, required=method.judging.needs_key)
+    lenient = flag(payload, "lenient")
     passages = payload.get("passages") or {}
     if not isinstance(passages, dict) or len(passages) > limit:
         raise ApiError(422, "invalid_request", f"passages: an object of at most {limit} texts")
     async with engine.work() as work:
-        made_keys = keys_of(method, work.scratch, given) if given else None
+        made_keys = keys_of(method, work.scratch, given, lenient) if given else None
         targets = targets_of(method, work.scratch, answers, passages)
         judged = await judge(work, method, made_keys, targets)
         return {"method": method.name, "judgments": judged,
@@ -99,14 +101,16 @@ async def scores(request: Request, payload: Payload) -> dict[str, Any]:
     limit = engine.settings.max_items
     records = items(payload, "judgments", limit)
     given = items(payload, "keys", limit, required=False)
+    lenient = flag(payload, "lenient")
     topics = payload.get("topics")
     if topics is not None and (not isinstance(topics, list)
                                or not all(isinstance(t, str) for t in topics)):
         raise ApiError(422, "invalid_request", "topics: a list of topic ids")
     async with engine.work() as work:
-        made_keys = keys_of(method, work.scratch, given) if given else None
+        made_keys = keys_of(method, work.scratch, given, lenient) if given else None
         table = read_back(work.scratch, "judgments", records, lambda path: score_judged(
-            method, read_judged(method, [path], scoring=True), made_keys, False, topics))
+            method, read_judged(method, [path], lenient, scoring=True), made_keys, lenient,
+            topics))
         return {"method": method.name, "primary": table.primary,
                 "measures": list(table.measures), "leaderboard": leaderboard(table),
                 "per_topic": table.per_topic, "unjudged": table.unjudged,

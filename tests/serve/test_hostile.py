@@ -22,9 +22,9 @@ MARKER = "{{ 7 * 7 }}"  # the emulator refuses a request holding it as written
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Server]]:
     tmp = tmp_path_factory.mktemp("hostile")
-    with emulator(tmp, "--refuse", MARKER) as llm, serve(tmp, "--assessor", "openai:emulated", "--base-url",
-                                     llm.url, "--api-key", "x", "--max-body", "20000",
-                                     "--max-items", "50", token=TOKEN) as served:
+    with emulator(tmp, "--refuse", MARKER) as llm, serve(
+            tmp, "--assessor", "openai:emulated", "--base-url", llm.url, "--api-key", "x",
+            "--max-body", "20000", "--max-items", "50", token=TOKEN) as served:
         yield served, llm
 
 
