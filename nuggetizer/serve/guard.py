@@ -1,5 +1,5 @@
 """The door of the server (pure ASGI, before any route): a bearer token on every route but
-`/healthz` when one is set, and the size limit of a request body (413, whether the client
+`/healthz` and the OpenAPI docs when one is set, and the size limit of a request body (413, whether the client
 declares its length or streams it)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-OPEN_PATHS = frozenset({"/healthz"})
+OPEN_PATHS = frozenset({"/healthz", "/docs", "/openapi.json"})  # no data behind them
 
 
 async def _refuse(send: Send, status: int, code: str, message: str,

@@ -43,6 +43,11 @@ def test_token(guarded: tuple[Served, Server]) -> None:
     refused(served.get("/v1/methods", token="wrong-token-of-some-length"), 401,
             "unauthorized", "Bearer")
     assert served.get("/v1/methods")[0] == 200
+    status, api = served.get("/openapi.json", token=None)  # the docs (/docs) describe it
+    assert status == 200
+    assert {"/v1/create", "/v1/assign", "/v1/judge", "/v1/keys", "/v1/judgments", "/v1/scores",
+            "/v1/relevance", "/v1/battles", "/v1/jobs", "/v1/jobs/{job_id}/events"} \
+        <= set(api["paths"])
 
 
 def test_malformed_and_wrong_types(guarded: tuple[Served, Server]) -> None:
