@@ -1,6 +1,6 @@
 """The door of the server (pure ASGI, before any route): a bearer token on every route but
-`/healthz` and the OpenAPI docs when one is set, and the size limit of a request body (413, whether the client
-declares its length or streams it)."""
+`/healthz` and the OpenAPI docs when one is set, and the size limit of a request body (413,
+whether the client declares its length or streams it)."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import shutil
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -30,13 +31,13 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import Interrupted, NuggetizerError
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod
-from nuggetizer.plan.evaluate import evaluate_plan, track_method
+from nuggetizer.plan.evaluate import Evaluation, evaluate_plan, track_method
 from nuggetizer.plan.track import Track, builtin_tracks, load_track
 from nuggetizer.run.execute import Live
-from nuggetizer.run.stages import Stage, Where
 from nuggetizer.scoring.engine import ScoreTable
 from nuggetizer.serve.engine import Engine
 from nuggetizer.serve.errors import ApiError, Payload, exc_text, from_toolkit
+from nuggetizer.serve.plans import announced, check_plan, plan_of, read_plan
 
 router = APIRouter(tags=["jobs"])
 ACTIVE = ("queued", "running")
@@ -119,20 +120,34 @@ class Jobs:
         return {**{name: name for name in builtin_tracks()}, **self.engine.settings.tracks}
 
     def submit(self, payload: dict[str, Any]) -> Job:
+        """A new job: a track the server knows (`track`), or a plan given inline (`plan`)."""
+        if "plan" in payload:
+            plan = payload["plan"]
+            if not isinstance(plan, dict):
+                raise ApiError(422, "invalid_request", "plan: an object")
+            return self._new({"plan": plan.get("method", "nuggets")},
+                             lambda folder: check_plan(self.engine, folder, plan))
         track = payload.get("track")
         known = self.tracks()
         if not isinstance(track, str) or track not in known:
             raise ApiError(422, "unknown_track", f"track: one of {', '.join(sorted(known))} "
-                           "(a name the server knows, never a path)")
+                           "(a name the server knows, never a path), or give a plan")
         only = payload.get("only_topics")
         if only is not None and (not isinstance(only, list)
                                  or not all(isinstance(q, str) for q in only)):
             raise ApiError(422, "invalid_request", "only_topics: a list of topic ids")
+        return self._new({"track": track, "only_topics": only}, lambda folder: None)
+
+    def _new(self, fields: dict[str, Any], prepare: Any) -> Job:
         job_id = secrets.token_hex(8)
         folder = self.root / job_id
         folder.mkdir(parents=True)
-        job = Job(folder, {"id": job_id, "track": track, "only_topics": only,
-                           "state": "queued", "created": _now()})
+        try:
+            prepare(folder)  # checked and kept before the job exists
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        job = Job(folder, {"id": job_id, **fields, "state": "queued", "created": _now()})
         job.save()
         self.jobs[job_id] = job
         self.start(job)
@@ -177,6 +192,20 @@ class Jobs:
         await asyncio.gather(*(j.task for j in self.jobs.values() if j.task is not None),
                              return_exceptions=True)
 
+    async def _evaluation(self, job: Job) -> Evaluation:
+        """The track's evaluation, as `nuggetizer evaluate` plans it, into the job's out/."""
+        record = job.record
+        config: Track = await asyncio.to_thread(load_track, self.tracks()[record["track"]])
+        only = set(record["only_topics"]) if record.get("only_topics") else None
+        names = config.method_list()
+        several = len(names) > 1
+        methods = await asyncio.to_thread(
+            lambda: [track_method(config, n, job.out / n if several else job.out, several, only)
+                     for n in names])
+        evaluation = evaluate_plan(config, methods, job.out, only, Quiet(job))
+        evaluation.plan.stages = [announced(job, s) for s in evaluation.plan.stages]
+        return evaluation
+
     async def _run(self, job: Job) -> None:
         record = job.record
         record["state"], record["started"] = "running", _now()
@@ -185,18 +214,15 @@ class Jobs:
         job.save()
         job.event("started", run=record["runs"])
         try:
-            config: Track = await asyncio.to_thread(load_track, self.tracks()[record["track"]])
-            only = set(record["only_topics"]) if record.get("only_topics") else None
-            names = config.method_list()
-            several = len(names) > 1
-            methods = await asyncio.to_thread(
-                lambda: [track_method(config, n, job.out / n if several else job.out, several,
-                                      only) for n in names])
-            evaluation = evaluate_plan(config, methods, job.out, only, Quiet(job))
             job.assessor = self.engine.assessor().sharing()
-            evaluation.plan.stages = [_announced(job, s) for s in evaluation.plan.stages]
-            await Live(job.assessor).run(evaluation.plan)
-            record["leaderboard"] = leaderboard(evaluation.table)
+            if "plan" in record:
+                plan, table = plan_of(self.engine, job, read_plan(job.folder))
+                await Live(job.assessor).run(plan)
+                record["leaderboard"] = leaderboard(table())
+            else:
+                evaluation = await self._evaluation(job)
+                await Live(job.assessor).run(evaluation.plan)
+                record["leaderboard"] = leaderboard(evaluation.table)
             record["state"] = "done"
         except Interrupted:
             record["state"] = "cancelled"
@@ -212,20 +238,6 @@ class Jobs:
         job.assessor = None
         job.save()
         job.event("end", state=record["state"])
-
-
-def _announced(job: Job, stage: Stage) -> Stage:
-    """The stage, saying in the job's events when it starts and ends."""
-    work = stage.work
-
-    async def announced(assessor: Any, where: Where) -> Any:
-        job.event("stage", name=stage.name, title=stage.title())
-        result = await work(assessor, where)
-        job.event("stage_done", name=stage.name)
-        return result
-
-    stage.work = announced
-    return stage
 
 
 def _jobs(request: Request) -> Jobs:

@@ -127,3 +127,30 @@ def test_cancelled_job_keeps_what_was_judged(tmp_path: Path) -> None:
     sent = answered(llm)
     assert len(sent) == len(set(sent))  # a cancel lets the calls in flight finish: no repeat
     assert len(sent) == calls
+
+
+def test_plan_job_matches_the_routes_and_shares_their_cache(tmp_path: Path) -> None:
+    from test_routes import keyed_answers
+
+    keys, answers = keyed_answers(3)
+    with emulator(tmp_path) as llm, serve(tmp_path, *llm_args(llm)) as served:
+        status, judged = served.post("/v1/judgments", {"keys": keys, "answers": answers})
+        assert status == 200
+        status, scored = served.post("/v1/scores", {"keys": keys,
+                                                    "judgments": judged["judgments"]})
+        assert status == 200
+        status, refused = served.post("/v1/jobs", {"plan": {"keys": keys, "answers": [{}]}})
+        assert status == 422 and "answers[0]" in refused["error"]["message"]
+        status, job = served.post("/v1/jobs", {"plan": {"method": "nuggets", "keys": keys,
+                                                        "answers": answers}})
+        assert status == 202 and job["plan"] == "nuggets"
+        done = wait(served, job["id"])
+        assert done["leaderboard"] == scored["leaderboard"]
+        assert done["usage"]["calls"] == 0  # the routes' answers, from the one cache
+        status, files = served.get(f"/v1/jobs/{job['id']}/files")
+        assert {"leaderboard.tsv", "per_topic.tsv"} <= {f["name"] for f in files["files"]}
+        assert len([p for p in (served_state(tmp_path)).iterdir()]) == 1  # the refused: none
+
+
+def served_state(tmp: Path) -> Path:
+    return tmp / "serve-state" / "jobs"
