@@ -26,7 +26,6 @@ def create_app(settings: Settings, routers: tuple[APIRouter, ...] = ROUTERS) -> 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine.assessor()  # made on the server's loop: a bad --assessor stops the start
         app.state.jobs.resume()
         try:
             yield
@@ -45,5 +44,8 @@ def create_app(settings: Settings, routers: tuple[APIRouter, ...] = ROUTERS) -> 
 
 
 def guarded(settings: Settings, app: FastAPI | None = None) -> Any:
-    """The application behind its guard (bearer token, body size), as uvicorn serves it."""
-    return Guard(app or create_app(settings), settings.token, settings.max_body)
+    """The application behind its guard (bearer token, body size), as uvicorn serves it; its
+    assessor made first, as every command makes it, so a bad one stops the start in a line."""
+    app = app or create_app(settings)
+    app.state.engine.assessor()
+    return Guard(app, settings.token, settings.max_body)

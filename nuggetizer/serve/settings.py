@@ -45,5 +45,13 @@ class Settings:
             raise ConfigError(f"--host {self.host} takes connections from other machines: give "
                               "a bearer token (--token or $NUGGETIZER_SERVE_TOKEN), or bind "
                               "127.0.0.1")
+        specs = self.options.get("assessor_spec") or ()
+        if len(specs) > 1 or (self.options.get("samples") or 1) > 1:
+            raise ConfigError("serve takes one --assessor, asked once (no ensemble, no "
+                              "--samples): every request shares its cache and limit")
+        for option in ("dry_run", "batch_api"):
+            if self.options.get(option):
+                raise ConfigError(f"--{option.replace('_', '-')} is for the commands; serve "
+                                  "answers every request live")
         if self.token is not None and len(self.token) < 16:
             raise ConfigError("--token: at least 16 characters")

@@ -122,9 +122,25 @@ def test_rubrics_and_battles(emulated: tuple[Served, Server]) -> None:
     assert fought["usage"]["calls"] >= 1
 
 
-def test_mock_assessor(tmp_path: Path) -> None:
+def test_every_route_on_the_mock(tmp_path: Path) -> None:
     keys, answers = keyed_answers(1)
+    topics = [{"qid": "t1", "query": "q", "passages": [{"docid": "a", "text": "a passage"}]}]
     with serve(tmp_path, "--assessor", "mock") as served:
         status, body = served.post("/v1/judgments", {"keys": keys, "answers": answers})
         assert status == 200 and body["provenance"]["assessor"] == "mock"
         assert len(body["judgments"]) == 2
+        status, scored = served.post("/v1/scores", {"keys": keys,
+                                                    "judgments": body["judgments"]})
+        assert status == 200 and len(scored["leaderboard"]) == 2
+        status, made = served.post("/v1/keys", {"topics": topics})
+        assert status == 200 and made["keys"][0]["nuggets"]
+        status, graded = served.post("/v1/relevance", {"topics": topics})
+        assert status == 200 and graded["grades"][0]["grade"] in (0, 1, 2, 3)
+        status, fought = served.post("/v1/battles", {"answers": answers})
+        assert status == 200 and len(fought["battles"]) == 1
+        for path, payload in (("/v1/judgments", {"keys": keys, "answers": answers}),
+                              ("/v1/keys", {"topics": topics}),
+                              ("/v1/relevance", {"topics": topics}),
+                              ("/v1/battles", {"answers": answers})):
+            status, again = served.post(path, payload)
+            assert status == 200 and again["usage"]["calls"] == 0, path  # the cache's
