@@ -33,6 +33,7 @@ from nuggetizer.serve.errors import ApiError
 from nuggetizer.serve.settings import Settings
 
 SCRATCH_ENV = "NUGGETIZER_SERVE_SCRATCH"
+MAX_MODELS = 8  # other models requests may ask for (castorini's `overrides.model`)
 
 
 @dataclass
@@ -73,6 +74,10 @@ class Engine:
         options = dict(self.settings.options)
         key = model or ""
         if key not in self.assessors:
+            if len(self.assessors) > MAX_MODELS:
+                raise ApiError(422, "invalid_override", f"overrides.model: this server has "
+                               f"made {MAX_MODELS} other models already; use one of "
+                               f"{', '.join(sorted(k for k in self.assessors if k))}")
             if model is not None:
                 spec = self.assessor().spec
                 kind = spec.split(":", 1)[0]

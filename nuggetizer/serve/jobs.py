@@ -210,11 +210,12 @@ class Jobs:
         record = job.record
         record["state"], record["started"] = "running", _now()
         record["runs"] = int(record.get("runs", 0)) + 1
-        record.pop("cancel", None)
         job.save()
         job.event("started", run=record["runs"])
         try:
             job.assessor = self.engine.assessor().sharing()
+            if record.get("cancel"):  # cancelled before it began: it ends at once
+                job.assessor.stop_new_calls()
             if "plan" in record:
                 plan, table = plan_of(self.engine, job, read_plan(job.folder))
                 await Live(job.assessor).run(plan)
@@ -227,6 +228,8 @@ class Jobs:
         except Interrupted:
             record["state"] = "cancelled"
         except asyncio.CancelledError:  # the server stops: resumed at its next start
+            record["usage_before"] = job.usage()
+            job.assessor = None
             job.save()
             raise
         except NuggetizerError as exc:
@@ -255,6 +258,7 @@ async def submit(request: Request, payload: Payload) -> dict[str, Any]:
         if job.record["state"] in ACTIVE:
             raise ApiError(409, "job_running", f"job {job.id} is {job.record['state']}")
         job.record.pop("error", None)
+        job.record.pop("cancel", None)
         jobs.start(job)
         return job.view()
     return jobs.submit(payload).view()

@@ -130,7 +130,7 @@ def test_cancelled_job_keeps_what_was_judged(tmp_path: Path) -> None:
 
 
 def test_plan_job_matches_the_routes_and_shares_their_cache(tmp_path: Path) -> None:
-    from test_routes import keyed_answers
+    from test_serve_routes import keyed_answers
 
     keys, answers = keyed_answers(3)
     with emulator(tmp_path) as llm, serve(tmp_path, *llm_args(llm)) as served:
