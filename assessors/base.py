@@ -146,6 +146,9 @@ class Assessor(Adaptations, RetryPolicy):
         self.under_way = 0  # calls not answered by the cache and not yet settled (counted)
         self.stopping = False  # set by stop_new_calls: no call is sent any more
         self.sender: Sender | None = None  # a stand-in's (see stand_in)
+        # calls sent and not yet settled, by cache key: an identical call made meanwhile (by
+        # this assessor or a sharing copy) waits for that answer instead of sending its own
+        self._flying: dict[str, asyncio.Future[None]] = {}
 
     def stand_in(self, sender: Sender, stats: Stats | None = None) -> Assessor:
         """A copy of this assessor whose calls `sender` answers: the same backend, cache,
@@ -154,6 +157,18 @@ class Assessor(Adaptations, RetryPolicy):
         twin = copy.copy(self)
         twin.sender = sender
         twin.stats = Stats() if stats is None else stats
+        return twin
+
+    def sharing(self) -> Assessor:
+        """A copy for one piece of work among several at once (a server's request or job):
+        the same backend, cache, concurrency limit and calls in flight as this one (so two
+        copies never send the same call twice), counting into Stats of its own and stopped
+        on its own (`stop_new_calls`). Made inside the event loop the copies run on."""
+        self._semaphore()  # made now on this loop, so that every copy holds the same one
+        twin = copy.copy(self)
+        twin.stats = Stats()
+        twin.in_flight = twin.under_way = 0
+        twin.stopping = False
         return twin
 
     def stop_new_calls(self) -> None:
@@ -218,6 +233,23 @@ class Assessor(Adaptations, RetryPolicy):
         replayed = self.replay(key)
         if replayed is not None:
             return replayed
+        if key is not None:
+            while key in self._flying:  # the same call is on its way: its answer, cached
+                await asyncio.shield(self._flying[key])
+                replayed = self.replay(key)
+                if replayed is not None:
+                    return replayed
+            self._flying[key] = asyncio.get_running_loop().create_future()
+        try:
+            return await self._send(request, key)
+        finally:
+            if key is not None:
+                flying = self._flying.pop(key, None)
+                if flying is not None and not flying.done():
+                    flying.set_result(None)
+
+    async def _send(self, request: Request, key: str | None) -> Completion:
+        """The backend's completion of `request` (retried), counted, paid and cached."""
         options = self.options
         self.under_way += 1
         try:

@@ -21,6 +21,7 @@ from nuggetizer.templates import load_prompt
 IDENTITY_KEYS = ("assessor", "model", "temperature", "templates", "config")
 
 
+@functools.cache  # read once per process: provenance is stamped on every unit and request
 def _version(package: str) -> str | None:
     try:
         return metadata.version(package)

@@ -1,0 +1,205 @@
+"""castorini's routes: `GET /healthz`, `POST /v1/create`, `POST /v1/assign` (nuggetizer 0.0.6
+`serve`) and `POST /v1/judge` (umbrela `serve`), taking their payloads and answering with their
+`castorini.cli.v1` envelopes (the effective settings in `resolved`), plus this server's
+`provenance` and `usage`. A refused request answers their error envelope (400), with this
+server's `error` beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from nuggetizer.errors import NuggetizerError
+from nuggetizer.interface.base import KeyInput
+from nuggetizer.relevance.scales import Grading
+from nuggetizer.serve import castorini_payloads as cp
+from nuggetizer.serve.engine import Engine
+from nuggetizer.serve.errors import ApiError, Payload, body, from_toolkit
+from nuggetizer.serve.inputs import keys_of, targets_of
+from nuggetizer.serve.steps import build_keys, grade, judge
+from nuggetizer.types import Segment, Topic
+
+router = APIRouter(tags=["castorini"])
+
+
+def _engine(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+def _refused(repo: str, command: str, status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({**cp.error_envelope(repo, command, code, message),
+                         **body(code, message)}, status_code=status)
+
+
+async def _answer(repo: str, command: str, work: Any) -> JSONResponse:
+    try:
+        return JSONResponse(await work)
+    except ValueError as exc:
+        return _refused(repo, command, 400, "validation_error", str(exc))
+    except ApiError as exc:
+        return _refused(repo, command, 400 if exc.status == 422 else exc.status, exc.code,
+                        exc.message)
+    except NuggetizerError as exc:
+        error = from_toolkit(exc)
+        return _refused(repo, command, 400 if error.status == 422 else error.status,
+                        error.code, error.message)
+
+
+def _model(engine: Engine, given: dict[str, Any]) -> str | None:
+    for name in ("use_azure_openai", "use_openrouter"):
+        if given.get(name):
+            raise ValueError(f"overrides.{name}: this server reaches the model it was started "
+                             "with (--assessor, --base-url)")
+    if given.get("reasoning_effort") not in (None, engine.settings.options.get(
+            "reasoning_effort")):
+        raise ValueError("overrides.reasoning_effort: set when the server starts "
+                         "(--reasoning-effort)")
+    model = given.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ValueError("overrides.model: a string is required")
+    return model
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.post("/v1/create")
+async def create(request: Request, payload: Payload) -> JSONResponse:
+    """castorini's create: nuggets for one query from its candidate passages."""
+    return await _answer("nuggetizer", "create", _create(_engine(request), payload))
+
+
+async def _create(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
+    given = cp.overrides(payload, cp.CREATE_OVERRIDES, "create")
+    record = cp.query_record(payload, "create")
+    limit = engine.settings.max_items
+    if len(record.candidates) > limit:
+        raise ApiError(413, "too_many_items", f"candidates: {len(record.candidates)}; this "
+                       f"server takes at most {limit}")
+    min_judgment = given.get("min_judgment", cp.DEFAULT_MIN_JUDGMENT)
+    if isinstance(min_judgment, bool) or not isinstance(min_judgment, int | float):
+        raise ValueError("overrides.min_judgment: a number is required")
+    settings: dict[str, Any] = {}
+    if given.get("window_size"):
+        settings["window"] = int(given["window_size"])
+    if given.get("max_nuggets"):
+        settings["max_nuggets"] = int(given["max_nuggets"])
+    method = engine.method("nuggets", settings)
+    model = _model(engine, given)
+    kept = [c for c in record.candidates if c.judgment is None or c.judgment >= min_judgment]
+    item = KeyInput(record.qid, record.query,
+                    documents=[Segment(id=f"p{i}", text=c.text) for i, c in enumerate(kept)])
+    async with engine.work(model) as work:
+        made = await build_keys(work, method, [item]) if kept else []
+        nuggets = [{"text": n["text"], "importance": n.get("importance", "vital")}
+                   for r in made for n in r.get("nuggets", [])]
+        effective = work.assessor.model
+        return {**cp.envelope(
+            "nuggetizer", "create", inputs={"source": "direct"},
+            resolved={"input_mode": "direct", "execution_mode": given.get("execution_mode",
+                                                                          "sync"),
+                      "model": effective, "creator_model": effective, "scorer_model": effective,
+                      "min_judgment": min_judgment,
+                      "reasoning_effort": engine.settings.options.get("reasoning_effort"),
+                      "window_size": method.settings().get("window"),
+                      "max_nuggets": method.settings().get("max_nuggets")},
+            validation={"valid": True, "record_count": 1},
+            artifacts=[cp.data_artifact("create-result", {"query": record.query,
+                                                          "nuggets": nuggets})],
+            metrics={"nugget_count": len(nuggets), "candidates_kept": len(kept)}),
+            "provenance": engine.provenance(work, method), "usage": work.usage()}
+
+
+@router.post("/v1/assign")
+async def assign(request: Request, payload: Payload) -> JSONResponse:
+    """castorini's assign: each nugget's support in one answer (or each of a batch)."""
+    return await _answer("nuggetizer", "assign", _assign(_engine(request), payload))
+
+
+async def _assign(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
+    given = cp.overrides(payload, cp.ASSIGN_OVERRIDES, "assign")
+    items, batch = cp.assign_items(payload)
+    limit = engine.settings.max_items
+    if len(items) > limit or any(len(i.nuggets) > limit for i in items):
+        raise ApiError(413, "too_many_items", f"this server takes at most {limit} answers, "
+                       "and nuggets per answer, in one request")
+    method = engine.method("nuggets")
+    model = _model(engine, given)
+    keys = [{"qid": f"t{n}", "query": i.query, "nuggets": i.nuggets}
+            for n, i in enumerate(items)]
+    answers = [{"run_id": "request", "topic_id": f"t{n}", "topic": i.query, "references": [],
+                "answer": [{"text": i.context, "citations": []}]} for n, i in enumerate(items)]
+    async with engine.work(model) as work:
+        judged = await judge(work, method, keys_of(method, work.scratch, keys),
+                             targets_of(method, work.scratch, answers))
+        by_topic = {r["qid"]: r for r in judged}
+        outputs: list[dict[str, Any]] = []
+        for n, item in enumerate(items):
+            record = by_topic.get(f"t{n}", {})
+            nuggets = [{"text": x["text"], "importance": x["importance"],
+                        "assignment": x.get("assignment")} for x in record.get("nuggets", [])]
+            if batch:
+                outputs.append({"query": item.nugget_query, "qid": item.qid,
+                                "answer_text": item.context,
+                                "response_length": item.response_length,
+                                "run_id": item.run_id, "nuggets": nuggets})
+            else:
+                outputs.append({"query": item.query, "nuggets": nuggets})
+        data: Any = outputs if batch else outputs[0]
+        metrics = {"record_count": len(outputs)} if batch else {
+            "nugget_count": len(outputs[0]["nuggets"])}
+        return {**cp.envelope(
+            "nuggetizer", "assign", inputs={"source": "direct"},
+            resolved={"input_mode": "direct", "assign_mode": "context",
+                      "execution_mode": given.get("execution_mode", "sync"),
+                      "model": work.assessor.model,
+                      "reasoning_effort": engine.settings.options.get("reasoning_effort")},
+            validation={"valid": True, "record_count": len(items)},
+            artifacts=[cp.data_artifact("assign-result", data)], metrics=metrics),
+            "provenance": engine.provenance(work, method), "usage": work.usage()}
+
+
+@router.post("/v1/judge")
+async def judge_route(request: Request, payload: Payload) -> JSONResponse:
+    """umbrela's judge: each candidate passage's relevance to the query, 0-3."""
+    return await _answer("umbrela", "judge", _judge(_engine(request), payload))
+
+
+async def _judge(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
+    given = cp.overrides(payload, cp.JUDGE_OVERRIDES, "judge")
+    record = cp.query_record(payload, "judge")
+    limit = engine.settings.max_items
+    if len(record.candidates) > limit:
+        raise ApiError(413, "too_many_items", f"candidates: {len(record.candidates)}; this "
+                       f"server takes at most {limit}")
+    model = _model(engine, given)
+    grading = Grading()
+    ids = [f"p{i}" for i in range(len(record.candidates))]
+    async with engine.work(model) as work:
+        graded = await grade(work, {"q": Topic(id="q", text=record.query)}, {"q": ids},
+                             {d: Segment(id=d, text=c.text)
+                              for d, c in zip(ids, record.candidates)}, grading)
+        judgments = []
+        for d, c in zip(ids, record.candidates):
+            found = graded.get(f"q\t{d}", {})
+            one: dict[str, Any] = {"query": record.query, "passage": c.text,
+                                   "judgment": found.get("grade")}
+            if found.get("grade") is None:
+                one["unjudged"] = found.get("error", "not graded")
+            judgments.append(one)
+        return {**cp.envelope(
+            "umbrela", "judge", inputs={"mode": "direct", "backend": work.assessor.spec},
+            resolved={"input_mode": "direct",
+                      "execution_mode": given.get("execution_mode", "sync"),
+                      "backend": work.assessor.spec, "model": work.assessor.model,
+                      "prompt_type": grading.scale.prompt, "few_shot_count": 0,
+                      "scale": grading.scale.name},
+            validation={"valid": True, "record_count": 1},
+            artifacts=[cp.data_artifact("judgments", judgments)]),
+            "provenance": engine.provenance(work, prompts=(grading.scale.prompt,)),
+            "usage": work.usage()}

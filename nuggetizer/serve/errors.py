@@ -1,0 +1,91 @@
+"""Every error as JSON `{"error": {"code", "message"}}` with a 4xx or 5xx status, never a
+traceback: the toolkit's own errors (a bad input, a bad setting: 422), FastAPI's validation
+(malformed JSON, wrong types: 422), unknown routes (404), and anything else (500, its type and
+message only)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from nuggetizer.errors import ConfigError, InputError, NuggetizerError
+
+log = logging.getLogger("nuggetizer.serve")
+
+
+class ApiError(Exception):
+    """An error the client can act on: `status`, a stable `code` and a one-line message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def body(code: str, message: str, **more: Any) -> dict[str, Any]:
+    """The JSON body of an error."""
+    return {"error": {"code": code, "message": message, **more}}
+
+
+def from_toolkit(exc: NuggetizerError) -> ApiError:
+    """A toolkit error as the client's: a bad input or setting is 422, anything else 500."""
+    if isinstance(exc, InputError | ConfigError):
+        return ApiError(422, "invalid_input", exc_text(exc))
+    return ApiError(500, "failed", exc_text(exc))
+
+
+def exc_text(exc: BaseException) -> str:
+    """An error's one line (an InputError names the request's field, not a scratch file)."""
+    if isinstance(exc, InputError):
+        return exc.message
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """The first problem FastAPI found, as `field: what`."""
+    errors = exc.errors()
+    if not errors:
+        return "invalid request"
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
+    if first.get("type") == "json_invalid":
+        return f"malformed JSON: {first.get('ctx', {}).get('error', first.get('msg'))}"
+    return f"{where}: {first.get('msg', 'invalid')}"
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every error into JSON."""
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(body(exc.code, exc.message), status_code=exc.status)
+
+    @app.exception_handler(NuggetizerError)
+    async def toolkit_error(request: Request, exc: NuggetizerError) -> JSONResponse:
+        error = from_toolkit(exc)
+        return JSONResponse(body(error.code, error.message), status_code=error.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(body("invalid_request", validation_message(exc)), status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(body(code, str(exc.detail)), status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("%s %s failed: %s: %s", request.method, request.url.path,
+                  type(exc).__name__, exc)
+        return JSONResponse(body("internal_error", f"{type(exc).__name__}: {exc_text(exc)}"),
+                            status_code=500)
+
+
+# A route's JSON object body (anything else: 422 through the handler above).
+Payload = Annotated[dict[str, Any], Body()]

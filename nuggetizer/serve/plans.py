@@ -1,0 +1,89 @@
+"""A job's plan given inline (`POST /v1/jobs {"plan": {...}}`): a method's keys and answers
+judged and scored, as `nuggetizer assign` then `score` do, into the job's folder. What the
+request gave is kept there (plan.json, written by the server) so that a restarted server
+rebuilds the same plan, whose journals then skip what was judged."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.plan.score import TABLES, score_stage
+from nuggetizer.plan.steps import assign_stage
+from nuggetizer.run.stages import Plan, Stage
+from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.scoring.files import ScoreFiles, ScoreScope
+from nuggetizer.serve.engine import Engine
+from nuggetizer.serve.errors import ApiError
+from nuggetizer.serve.inputs import flag, items, keys_of, targets_of
+
+PLAN_FILE = "plan.json"
+MAX_PLAN_ITEMS = 1_000_000  # a job's plan is long work: the body size limits it
+
+
+class Announcing(Protocol):
+    folder: Path
+
+    @property
+    def out(self) -> Path: ...
+
+    def event(self, kind: str, **fields: Any) -> None: ...
+
+
+def read_plan(folder: Path) -> dict[str, Any]:
+    plan: dict[str, Any] = json.loads((folder / PLAN_FILE).read_text(encoding="utf-8"))
+    return plan
+
+
+def check_plan(engine: Engine, folder: Path, plan: dict[str, Any]) -> None:
+    """Check the plan as the job will read it (422 at once), then keep it in `folder`."""
+    method = engine.method(plan.get("method", "nuggets"), plan.get("settings") or {})
+    inputs = folder / "in"
+    inputs.mkdir()
+    keys = items(plan, "keys", MAX_PLAN_ITEMS, required=method.judging.needs_key)
+    if keys:
+        keys_of(method, inputs, keys, flag(plan, "lenient"))
+    targets_of(method, inputs, items(plan, "answers", MAX_PLAN_ITEMS), plan.get("passages"))
+    write_text_atomic(folder / PLAN_FILE, json.dumps(plan, ensure_ascii=False))
+
+
+def plan_of(engine: Engine, job: Announcing, plan: dict[str, Any]
+            ) -> tuple[Plan, Callable[[], ScoreTable]]:
+    """The job's stages (judge, then score into out/) and the table they end with."""
+    method = engine.method(plan.get("method", "nuggets"), plan.get("settings") or {})
+    lenient = flag(plan, "lenient")
+    inputs = job.folder / "in"
+    given = plan.get("keys") or []
+    keys = keys_of(method, inputs, given, lenient) if given else None
+    targets = targets_of(method, inputs, plan["answers"], plan.get("passages"))
+    judged = job.out / "judgments"
+    tables: list[ScoreTable] = []
+    scope = ScoreScope(inputs / "keys.jsonl" if keys is not None else None, None, None, lenient)
+    stages = [assign_stage(method, lambda: keys, targets, judged),
+              score_stage(method, [judged], scope,
+                          ScoreFiles(job.out / TABLES[0], job.out / TABLES[1]),
+                          done=tables.append)]
+
+    def table() -> ScoreTable:
+        if not tables:
+            raise ApiError(500, "failed", "the plan ended without a score table")
+        return tables[0]
+
+    return Plan([announced(job, s) for s in stages]), table
+
+
+def announced(job: Announcing, stage: Stage) -> Stage:
+    """The stage, saying in the job's events when it starts and ends."""
+    work = stage.work
+
+    async def said(assessor: Any, where: Any) -> Any:
+        job.event("stage", name=stage.name, title=stage.title())
+        result = await work(assessor, where)
+        job.event("stage_done", name=stage.name)
+        return result
+
+    stage.work = said
+    return stage

@@ -1,0 +1,138 @@
+"""castorini's documented payloads (nuggetizer 0.0.6 README and docs/cli-for-agents.md, umbrela
+README) answered by our server, started as a real process, in their envelope's shape; and the
+documented serve-to-serve pipe (umbrela judge | nuggetizer create) through ours alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from served import Served, serve
+
+ENVELOPE = {"schema_version", "repo", "command", "mode", "status", "exit_code", "inputs",
+            "resolved", "artifacts", "validation", "metrics", "warnings", "errors"}
+ANSWER_RECORD = {"topic_id": "q1", "topic": "What is Python used for?", "response_length": 10,
+                 "answer": [{"text": "Python is used for web development."}]}
+NUGGET_RECORD = {"query": "What is Python used for?", "qid": "q1",
+                 "nuggets": [{"text": "Python is used for web development.",
+                              "importance": "vital"}]}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serve(tmp_path_factory.mktemp("castorini"), "--assessor", "mock") as served:
+        yield served
+
+
+def ok(served: Served, path: str, payload: dict, repo: str, command: str) -> dict:
+    status, body = served.post(path, payload)
+    assert status == 200, body
+    assert ENVELOPE <= body.keys()
+    assert (body["schema_version"], body["repo"], body["command"], body["status"],
+            body["exit_code"]) == ("castorini.cli.v1", repo, command, "success", 0)
+    assert body["errors"] == [] and body["validation"]["valid"] is True
+    assert body["provenance"]["model"] == "mock" and body["provenance"]["templates"]
+    assert body["provenance"]["versions"]["nuggetizer"]
+    assert {"calls", "cache_hits", "prompt_tokens"} <= body["usage"].keys()
+    return body
+
+
+def data(body: dict, name: str) -> object:
+    [artifact] = body["artifacts"]
+    assert artifact["name"] == name and artifact["kind"] == "data"
+    return artifact["data"]
+
+
+def test_create_direct_and_anserini(server: Served) -> None:
+    body = ok(server, "/v1/create", {"query": "q", "candidates": ["p"]}, "nuggetizer",
+              "create")
+    made = data(body, "create-result")
+    assert made["query"] == "q" and made["nuggets"]
+    assert all(set(n) == {"text", "importance"} for n in made["nuggets"])
+    assert body["metrics"]["nugget_count"] == len(made["nuggets"])
+    assert body["resolved"]["model"] == "mock" and body["resolved"]["min_judgment"] == 2
+    anserini = {"query": {"qid": "", "text": "what is python commonly used for"},
+                "candidates": [{"docid": "7067032", "score": 17.5, "rank": 1,
+                                "doc": "Python is used for web development."},
+                               {"docid": "7067033", "score": 16.0, "rank": 2,
+                                "doc": {"contents": "Python scripts automate tasks."}}]}
+    body = ok(server, "/v1/create", anserini, "nuggetizer", "create")
+    assert data(body, "create-result")["query"] == "what is python commonly used for"
+    assert body["metrics"]["candidates_kept"] == 2
+
+
+def test_judge_then_create_pipe_and_min_judgment(server: Served) -> None:
+    """umbrela judge | nuggetizer create, as castorini's docs pipe them, with their override."""
+    judged = ok(server, "/v1/judge", {"query": "what is python used for", "candidates": [
+        "Python is difficult to learn.", "Python is used for web development."]},
+        "umbrela", "judge")
+    judgments = data(judged, "judgments")
+    assert [set(j) for j in judgments] == [{"query", "passage", "judgment"}] * 2
+    assert all(j["judgment"] in (0, 1, 2, 3) for j in judgments)
+    assert judged["resolved"]["model"] == "mock"
+    passing = sum(j["judgment"] >= 2 for j in judgments)
+    piped = ok(server, "/v1/create", judged, "nuggetizer", "create")  # the envelope, as is
+    assert piped["metrics"]["candidates_kept"] == passing
+    lowered = ok(server, "/v1/create", {**judged, "overrides": {"min_judgment": 0}},
+                 "nuggetizer", "create")
+    assert lowered["metrics"]["candidates_kept"] == 2
+    assert lowered["resolved"]["min_judgment"] == 0
+    direct = ok(server, "/v1/create", {"judgments": judgments, "overrides": {"min_judgment": 0}},
+                "nuggetizer", "create")
+    assert data(direct, "create-result") == data(lowered, "create-result")
+
+
+def test_assign_forms(server: Served) -> None:
+    direct = ok(server, "/v1/assign", {"query": "What is Python used for?",
+                                       "context": "Python is used for web development.",
+                                       "nuggets": NUGGET_RECORD["nuggets"]},
+                "nuggetizer", "assign")
+    made = data(direct, "assign-result")
+    assert made["query"] == "What is Python used for?"
+    [nugget] = made["nuggets"]
+    assert set(nugget) == {"text", "importance", "assignment"}
+    assert nugget["assignment"] in ("support", "partial_support", "not_support")
+    joined = ok(server, "/v1/assign", {"answer_record": ANSWER_RECORD,
+                                       "nugget_record": NUGGET_RECORD}, "nuggetizer", "assign")
+    assert data(joined, "assign-result") == made  # the same answer: the same judgment
+    assert joined["usage"]["calls"] == 0  # and from the cache
+    second = {"topic_id": "q1", "topic": "What is Python used for?", "response_length": 8,
+              "answer": [{"text": "Python is also used for automation."}]}
+    batch = ok(server, "/v1/assign", {"answer_records": [{"run_id": "demo-run", **ANSWER_RECORD},
+                                                         second],
+                                      "nugget_record": NUGGET_RECORD}, "nuggetizer", "assign")
+    rows = data(batch, "assign-result")
+    assert isinstance(rows, list) and len(rows) == 2
+    assert [r["run_id"] for r in rows] == ["demo-run", "direct-assign"]
+    assert set(rows[0]) == {"query", "qid", "answer_text", "response_length", "run_id",
+                            "nuggets"}
+    assert rows[0]["nuggets"] == made["nuggets"] and batch["metrics"] == {"record_count": 2}
+    envelopes = {"answer_envelope": {"schema_version": "castorini.cli.v1", "artifacts": [
+                     {"name": "generation-results", "value": [ANSWER_RECORD]}]},
+                 "nugget_envelope": {"schema_version": "castorini.cli.v1", "artifacts": [
+                     {"name": "create-result", "data": NUGGET_RECORD}]}}
+    wrapped = ok(server, "/v1/assign", envelopes, "nuggetizer", "assign")
+    assert data(wrapped, "assign-result") == made
+
+
+def test_refusals_in_their_envelope(server: Served) -> None:
+    status, body = server.post("/v1/create", {"query": "q", "candidates": ["p"],
+                                              "overrides": {"temperature": 1}})
+    assert status == 400
+    assert ENVELOPE <= body.keys() and body["status"] == "validation_error"
+    assert body["exit_code"] == 5 and "unsupported nuggetizer override field(s): temperature" \
+        in body["errors"][0]["message"]
+    assert body["error"]["message"] == body["errors"][0]["message"]
+    status, body = server.post("/v1/assign", {"query": "q"})
+    assert status == 400 and "assign takes" in body["error"]["message"]
+    status, body = server.post("/v1/judge", {"query": "q", "candidates": []})
+    assert status == 400 and body["repo"] == "umbrela"
+    assert "candidates" in body["error"]["message"]
+
+
+def test_unknown_model_override_is_kept_apart(server: Served, tmp_path: Path) -> None:
+    """A per-request model: a mock server answers it with its own mock (echoed)."""
+    body = ok(server, "/v1/assign", {"query": "q", "context": "c", "nuggets": ["n"],
+                                     "overrides": {"model": "other"}}, "nuggetizer", "assign")
+    assert body["resolved"]["model"] == "mock"
