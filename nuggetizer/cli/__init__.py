@@ -15,6 +15,7 @@ from nuggetizer.cli import (
     compare,
     core,
     evaluate,
+    human,
     methods,
     organizer,
     report,
@@ -32,7 +33,7 @@ def cli() -> None:
 
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
-                *battles.COMMANDS):
+                *battles.COMMANDS, *human.COMMANDS):
     cli.add_command(command)
 
 
