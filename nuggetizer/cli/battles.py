@@ -26,7 +26,7 @@ from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.interface.registry import make_method
 from nuggetizer.labels import UNJUDGED
-from nuggetizer.methods.battles.method import BATTLES_FILE
+from nuggetizer.methods.battles.method import BATTLES_FILE, style_of
 from nuggetizer.methods.battles.sheets import (
     battle_sheets,
     read_battle_sheets,
@@ -149,11 +149,24 @@ def export_battle_sheets_command(judged: Path, run_paths: tuple[Path, ...], mapp
 @click.command("import-battle-sheets")
 @click.argument("sheets", nargs=-1, required=True, type=ANY)
 @click.option("--mapping", required=True, type=ANY, help="the mapping file of the export")
+@click.option("--run", "run_paths", multiple=True, type=ANY,
+              help="the answer runs the battles are between (repeatable): their answers' "
+                   "style is recorded for the style-controlled leaderboard [default: none, "
+                   "scored without style control]")
 @click.option("-o", "--output", required=True, type=FOLDER,
               help="folder: battles.jsonl, scored by `score --method battles`")
-def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path, output: Path) -> None:
+def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path,
+                                 run_paths: tuple[Path, ...], output: Path) -> None:
     """Read filled-in battle sheets back as battle judgments, run ids restored."""
     records = read_battle_sheets(list(sheets), mapping)
+    if run_paths:
+        answers = answer_targets(read_runs(run_paths))
+        for r in records:
+            a, b = (answers.get(r[run], {}).get(r["qid"]) for run in ("run_a", "run_b"))
+            if a is None or b is None:
+                raise ConfigError(f"battle {r['qid']} {r['run_a']} vs {r['run_b']}: a run has "
+                                  "no answer to the topic among --run: give every run's file")
+            r["style"] = {"a": style_of(a), "b": style_of(b)}
     output.mkdir(parents=True, exist_ok=True)
     write_jsonl_atomic(output / BATTLES_FILE, records)
     unjudged = sum(1 for r in records if r["result"] == UNJUDGED)

@@ -12,7 +12,9 @@ unjudged: the battle has no result (counted, never a tie).
 
 Judgment record: `{"qid", "run_a", "run_b", "narrative", "orders": [{"first": run shown as
 A, "verdict": "A"|"B"|"tie"|"unjudged", "error"?, "raw"?}], "result": "a"|"b"|"tie"|
-"unjudged", "flipped", "unjudged"}` (the last: orders whose verdict never parsed).
+"unjudged", "flipped", "unjudged", "style": {"a": {...}, "b": {...}}}` (`unjudged`: orders
+whose verdict never parsed; `style`: both answers' style covariates, measures/style.py, for the
+style-controlled leaderboard; records without it are scored without style control).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from nuggetizer.interface.declare import check_choices, setting
 from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
+from nuggetizer.measures.style import answer_style
 from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.battles import measures as mb
 from nuggetizer.methods.battles.measures import POSITION, two_orders
@@ -137,6 +140,14 @@ def render_answer(target: Target) -> str:
                      for s in target.sentences)
 
 
+def style_of(target: Target) -> dict[str, int]:
+    """The style covariates of an answer (measures/style.py): its text one sentence a line
+    (citations left out of the words), and its citations counted."""
+    text = "\n".join(s.text.strip() for s in target.sentences) if target.sentences \
+        else target.answer or ""
+    return answer_style(text, sum(len(s.citations) for s in target.sentences))
+
+
 def first_shown(seed: int, key: str) -> str:
     """Which side ("a" or "b") is shown first when a battle is judged in one order: a seeded
     hash of the battle, so a rerun shows the same order."""
@@ -202,8 +213,9 @@ class BattlesMethod(AnswerKeyMethod):
 
         orders = list(await asyncio.gather(*(one(f) for f in self.orders(battle))))
         record: dict[str, Any] = {"qid": battle.qid, "run_a": battle.a.run_id,
-                                  "run_b": battle.b.run_id,
-                  "narrative": battle.narrative, "orders": orders}
+                                  "run_b": battle.b.run_id, "narrative": battle.narrative,
+                                  "orders": orders, "style": {"a": style_of(battle.a),
+                                                              "b": style_of(battle.b)}}
         record.update(outcome(record))
         return Outcome(record, record["unjudged"])
 
