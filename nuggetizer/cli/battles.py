@@ -26,7 +26,8 @@ from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.interface.registry import make_method
 from nuggetizer.labels import UNJUDGED
-from nuggetizer.methods.battles.method import BATTLES_FILE, style_of
+from nuggetizer.methods.battles.arena import arena_rows, read_arena, write_arena
+from nuggetizer.methods.battles.method import BATTLES_FILE, outcome, style_of
 from nuggetizer.methods.battles.sheets import (
     battle_sheets,
     read_battle_sheets,
@@ -174,4 +175,37 @@ def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path,
                f"{output / BATTLES_FILE}", err=True)
 
 
-COMMANDS = (battles_command, export_battle_sheets_command, import_battle_sheets_command)
+@click.command("export-arena-battles")
+@click.option("--battles", "judged", required=True, type=ANY,
+              help="battle judgments: a battles folder or its battles.jsonl")
+@click.option("-o", "--output", required=True, type=FILE,
+              help="arena-rank's form, model_a, model_b, winner, question_id: CSV for a .csv "
+                   "name, else JSONL")
+def export_arena_battles_command(judged: Path, output: Path) -> None:
+    """Write the battles with a result in LMArena's form (arena-rank's input)."""
+    method = make_method("battles")
+    records = [j.record for j in read_judged(method, [judged])]
+    rows = arena_rows(records)
+    write_arena(rows, output)
+    click.echo(f"export-arena-battles: {len(rows)} battles of {len(records)} (those with a "
+               f"result) in {output}", err=True)
+
+
+@click.command("import-arena-battles")
+@click.argument("arena", type=ANY)
+@click.option("-o", "--output", required=True, type=FOLDER,
+              help="folder: battles.jsonl, scored by `score --method battles`")
+def import_arena_battles_command(arena: Path, output: Path) -> None:
+    """Read battles in LMArena's form (model_a, model_b, winner[, question_id]; CSV or JSONL)
+    as battle judgments."""
+    records = read_arena(arena)
+    for r in records:
+        r.update(outcome(r))
+    output.mkdir(parents=True, exist_ok=True)
+    write_jsonl_atomic(output / BATTLES_FILE, records)
+    click.echo(f"import-arena-battles: {len(records)} battles in {output / BATTLES_FILE}",
+               err=True)
+
+
+COMMANDS = (battles_command, export_battle_sheets_command, import_battle_sheets_command,
+            export_arena_battles_command, import_arena_battles_command)
