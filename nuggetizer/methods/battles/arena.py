@@ -7,7 +7,8 @@ unjudged battle has no row); `write_arena` writes them as CSV (a `.csv` path) or
 `read_arena` reads such a file (CSV or JSONL) back as battle records of one order each (the
 side named model_a shown first), scored like any battles; a row without `question_id` (or
 `qid`) is its own topic (`row<line>`), so the topic bootstrap resamples battles as
-arena-rank's does.
+arena-rank's does. A battle is one per pair and topic here: a pair's second battle on the same
+question is given the topic `<question_id>#2` (and so on), a topic of its own.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def read_arena(path: Path) -> list[dict[str, Any]]:
     """Battle records from a file in arena's form (module docstring); InputError naming the
     line and the field for a row that is not a battle."""
     records = []
+    met: dict[tuple[str, str, str], int] = {}
     for line, row in _rows(path):
         for name in ("model_a", "model_b", "winner"):
             if row.get(name) in (None, ""):
@@ -84,6 +86,9 @@ def read_arena(path: Path) -> list[dict[str, Any]]:
             raise InputError(path, line, f"model {a!r} battles itself")
         qid = row.get("question_id") or row.get("qid") or f"row{line}"
         run_a, run_b = sorted((a, b))
+        times = met[str(qid), run_a, run_b] = met.get((str(qid), run_a, run_b), 0) + 1
+        if times > 1:
+            qid = f"{qid}#{times}"
         verdict = WINNERS[winner]
         records.append({"qid": str(qid), "run_a": run_a, "run_b": run_b,
                         "orders": [{"first": a, "verdict": verdict}]})
