@@ -27,13 +27,20 @@ from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.interface.registry import make_method
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.methods.battles.arena import arena_rows, read_arena, write_arena
-from nuggetizer.methods.battles.method import BATTLES_FILE, outcome, style_of
+from nuggetizer.methods.battles.method import BATTLES_FILE, battle_key, outcome, style_of
 from nuggetizer.methods.battles.sheets import (
     battle_sheets,
     read_battle_sheets,
     write_battle_sheets,
 )
-from nuggetizer.methods.battles.step import adaptive_plan, plan_battles
+from nuggetizer.methods.battles.step import (
+    SCHEDULES,
+    RoundsLedger,
+    adaptive_plan,
+    battles_step,
+    pair_key,
+    plan_battles,
+)
 from nuggetizer.methods.battles.step import judge_battles as judge
 from nuggetizer.plan.inputs import answer_targets, cite_targets
 from nuggetizer.plan.sources import make_targets, restrict_targets
@@ -60,9 +67,13 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
 @click.option("--seed", type=int, default=0, show_default=True,
               help="seed of the schedule (the same seed, the same battles)")
 @click.option("--adaptive-rounds", type=click.IntRange(min=0), default=0, show_default=True,
-              help="after the first round, rounds of battles not played yet between runs whose "
-                   "Bradley-Terry intervals overlap (each --battles-per-topic or --budget "
-                   "battles at most; seeded)")
+              help="after the first round, further rounds of battles not played yet, chosen "
+                   "from the fit of the rounds before (--schedule; seeded, resumable)")
+@click.option("--schedule", type=click.Choice(SCHEDULES), default="uniform", show_default=True,
+              help="what the adaptive rounds play: uniform: the balanced schedule's battles "
+                   "between runs whose intervals overlap (each --battles-per-topic or --budget "
+                   "at most); active: as many battles as the first round, the least certain "
+                   "pairs of the ranking first (README: Budgets)")
 @click.option("--corpus", type=ANY, default=None,
               help="passage texts of the cited documents (--set documents=true)")
 @click.option("-o", "--output", required=True, type=FOLDER,
@@ -75,7 +86,8 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
 @dry_run_options
 @assessor_options
 def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic: int | None,
-                    budget: int | None, seed: int, adaptive_rounds: int, corpus: Path | None,
+                    budget: int | None, seed: int, adaptive_rounds: int, schedule: str,
+                    corpus: Path | None,
                     output: Path,
                     settings: tuple[str, ...], track_rules: str,
                     only_topics: tuple[str, ...], only_topics_file: Path | None,
@@ -96,24 +108,53 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     head = (f"{len(plan.pairs)} battles of {plan.all_pairs} possible ({plan.runs} runs, "
             f"{plan.topics} topics), {orders} order{'s' if orders > 1 else ''} each")
     note = BATTLES_NOTE
-    if adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
+    more_battles = adaptive_rounds * len(plan.pairs)
+    if adaptive_rounds and schedule == "active":  # each round as long as the first
+        more_battles = min(more_battles, plan.all_pairs - len(plan.pairs))
+        note += (f"; {adaptive_rounds} active rounds of {len(plan.pairs)} battles each (their "
+                 "battles depend on the verdicts: counted, not rendered)")
+    elif adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
         note += f"; {adaptive_rounds} adaptive rounds estimated at most as large as the first"
 
     async def rounds(assessor: Any, where: Where) -> list[Summary]:
         folder = where.path(output)
-        done = [await judge(chosen, plan, assessor, folder)]
-        for _ in range(0 if where.dry else adaptive_rounds):
-            judged = [j.record for j in read_judged(chosen, [folder])]
-            more = adaptive_plan(chosen, plan, targets, judged, per_topic, budget, seed)
-            if not more.pairs:
-                break
-            click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles "
-                       "between runs whose intervals overlap", err=True)
-            done.append(await judge(chosen, more, assessor, folder))
+        ledger = None if where.dry else RoundsLedger(folder, battles_step(chosen))
+        done: list[Summary] = []
+        try:
+            done.append(await judge(chosen, plan, assessor, folder, usage=ledger))
+            await further(done, assessor, folder, ledger)
+        finally:
+            if ledger is not None:  # the rounds' spend, one invocation
+                record = ledger.close(assessor.prices, finished=len(done) > 0)
+                if done:
+                    done[-1].tokens = ledger.carried
+                    done[-1].total = record["usage"]
+                    done[-1].invocations = record["invocations"]
         return done
 
+    async def further(done: list[Summary], assessor: Any, folder: Path,
+                      ledger: RoundsLedger | None) -> None:
+        """The adaptive rounds, each fitted on the battles of the rounds before it."""
+        planned = {pair_key(t) for t in plan.pairs}
+        for _ in range(0 if ledger is None else adaptive_rounds):
+            assert ledger is not None
+            ledger.next_round()
+            judged = [j.record for j in read_judged(chosen, [folder])
+                      if battle_key(j.record["qid"], j.record["run_a"], j.record["run_b"])
+                      in planned]
+            more = adaptive_plan(chosen, plan, targets, judged, per_topic, budget, seed,
+                                 schedule)
+            if not more.pairs:
+                break
+            planned |= {pair_key(t) for t in more.pairs}
+            why = "the least certain pairs" if schedule == "active" else \
+                "between runs whose intervals overlap"
+            click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles, {why}",
+                       err=True)
+            done.append(await judge(chosen, more, assessor, folder, usage=ledger))
+
     stage = Stage("battles", rounds, title=lambda: f"battles ({head})", note=lambda _: note,
-                  estimate=lambda: adaptive_rounds * len(plan.pairs) * orders)
+                  estimate=lambda: more_battles * orders)
     assessor = make_assessor_from(options)
     runner = executor_from(options, assessor, output)
     if not isinstance(runner, Dry):
