@@ -91,6 +91,17 @@ def test_cli_dry_run_counts_and_rounds_are_one_invocation(tmp_path: Path) -> Non
     usage = json.loads((out / "usage.json").read_text())
     assert usage["invocations"] == 1
     assert usage["usage"]["calls"] == len(answered)  # both rounds' spend, none under-counted
+    # a (run, topic) cell without a battle is not drawn: counted, no row, never a 0
+    drawn = {(r[side], r["qid"]) for r in battles for side in ("run_a", "run_b")}
+    not_drawn = 3 * 8 - len(drawn)
+    pt = tmp_path / "pt.tsv"
+    scored = CliRunner().invoke(cli, ["score", "--method", "battles", str(out), "-o",
+                                      str(tmp_path / "b.tsv"), "--per-topic", str(pt)])
+    assert scored.exit_code == 0, scored.output
+    assert f"{not_drawn} (run, topic) cells not drawn" in scored.output
+    assert "unanswered" not in scored.output
+    cells = {(row.split("\t")[0], row.split("\t")[1]) for row in pt.read_text().splitlines()[1:]}
+    assert {c for c in cells if c[1] != "all"} == drawn
 
 
 def test_a_killed_active_run_resumes_to_the_same_rounds(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def _rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
             continue
         try:
             obj = json.loads(raw)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(path, line, f"not JSON ({exc.msg}): one battle object a line, "
                              "or a .csv file") from None
         if not isinstance(obj, dict):
