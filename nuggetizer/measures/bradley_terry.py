@@ -45,6 +45,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -86,16 +87,30 @@ class BattleCounts:
 
     def __init__(self, verdicts: Iterable[Verdict]) -> None:
         rows = [(v.qid, v.run_a, v.run_b, v.result) for v in verdicts]
-        self.runs = sorted({r for row in rows for r in row[1:3]})
-        self.topics = sorted({row[0] for row in rows})
-        run_index = {run: k for k, run in enumerate(self.runs)}
-        topic_index = {qid: k for k, qid in enumerate(self.topics)}
-        n = len(self.runs)
-        topic = np.fromiter((topic_index[r[0]] for r in rows), dtype=np.int64, count=len(rows))
-        a = np.fromiter((run_index[r[1]] for r in rows), dtype=np.int64, count=len(rows))
-        b = np.fromiter((run_index[r[2]] for r in rows), dtype=np.int64, count=len(rows))
-        result = np.fromiter(({"a": 0, "b": 1, "tie": 2}[r[3]] for r in rows), dtype=np.int64,
-                             count=len(rows))
+        runs = sorted({r for row in rows for r in row[1:3]})
+        topics = sorted({row[0] for row in rows})
+        run_index = {run: k for k, run in enumerate(runs)}
+        topic_index = {qid: k for k, qid in enumerate(topics)}
+        self._build(runs, topics,
+                    np.fromiter((topic_index[r[0]] for r in rows), np.int64, len(rows)),
+                    np.fromiter((run_index[r[1]] for r in rows), np.int64, len(rows)),
+                    np.fromiter((run_index[r[2]] for r in rows), np.int64, len(rows)),
+                    np.fromiter(({"a": 0, "b": 1, "tie": 2}[r[3]] for r in rows), np.int64,
+                                len(rows)))
+
+    @classmethod
+    def from_arrays(cls, runs: list[str], topics: list[str], topic: np.ndarray, a: np.ndarray,
+                    b: np.ndarray, result: np.ndarray) -> BattleCounts:
+        """Counts from indices: each battle's topic, run A and run B (into the sorted `topics`
+        and `runs`) and result (0: A won, 1: B won, 2: a tie)."""
+        counts = cls.__new__(cls)
+        counts._build(runs, topics, topic, a, b, result)
+        return counts
+
+    def _build(self, runs: list[str], topics: list[str], topic: np.ndarray, a: np.ndarray,
+               b: np.ndarray, result: np.ndarray) -> None:
+        self.runs, self.topics = runs, topics
+        n = len(runs)
         swap = a > b  # put the lower index first; a win for the other side swaps too
         low, high = np.where(swap, b, a), np.where(swap, a, b)
         result = np.where(swap & (result < 2), 1 - result, result)
@@ -104,8 +119,8 @@ class BattleCounts:
         from scipy import sparse  # when fitted: its import would cost every command 0.3 s
 
         self.by_topic = sparse.csr_matrix(
-            (np.ones(len(rows)), (topic, pair * 3 + result)),
-            shape=(len(self.topics), 3 * len(keys)))
+            (np.ones(len(topic)), (topic, pair * 3 + result)),
+            shape=(len(topics), 3 * len(keys)))
 
     def totals(self, weights: np.ndarray | None = None) -> np.ndarray:
         """Per pair (wins of i, wins of j, ties), topics weighted (bootstrap multiplicities)."""
@@ -259,8 +274,6 @@ def sandwich_intervals(verdicts: Iterable[Verdict] | BattleCounts, level: float 
                        ) -> dict[str, tuple[float, float]]:
     """Sandwich (robust) intervals of each run's half-rule score (module docstring):
     `cluster` "battle" (arena-rank's) or "topic" (scores summed per topic first)."""
-    from scipy.stats import norm
-
     if cluster not in ("battle", "topic"):
         raise ConfigError(f"sandwich intervals cluster by battle or topic, not {cluster!r}")
     if not 0 < level < 1:
@@ -295,6 +308,6 @@ def sandwich_intervals(verdicts: Iterable[Verdict] | BattleCounts, level: float 
         grad_cov = per_run.T @ per_run
     inverse = np.linalg.inv(hess)
     sd = np.sqrt(np.clip(np.diag(inverse @ grad_cov @ inverse), 0.0, None))
-    z = float(norm.ppf(1 - (1 - level) / 2))
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     return {run: (CENTRE + SCALE * float(t - z * s), CENTRE + SCALE * float(t + z * s))
             for run, t, s in zip(counts.runs, theta, sd)}

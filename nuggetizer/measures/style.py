@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy when a fit runs: not at every command's start (methods read FEATURES)
@@ -105,7 +106,6 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
     (into `runs`), `outcome` 1 (a won), 0.5 (tie) or 0, covariate differences `x` (battles x
     FEATURES)."""
     import numpy as np
-    from scipy.stats import norm
 
     from nuggetizer.measures.bradley_terry import ARENA_HESSIAN_REG, CENTRE, RIDGE, SCALE
 
@@ -142,7 +142,7 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
     inverse = np.linalg.inv(hess)
     cov = inverse @ _blocks(n, a, b, x, r**2) @ inverse
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    z = float(norm.ppf(1 - (1 - level) / 2))
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     theta = params[:n] - params[:n].mean()
     scores = {run: CENTRE + SCALE * float(t) for run, t in zip(runs, theta)}
     intervals = {run: (scores[run] - SCALE * z * float(s), scores[run] + SCALE * z * float(s))

@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ SCHEMA = label_schema("verdict", VERDICTS)
 _WORD = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]|\"verdict\"\s*:\s*\"(A|B|tie)\"", re.I)
 _JSON_SPELLINGS = {"a": "A", "b": "B", "tie": "tie"}
 _MARKERS = {**_JSON_SPELLINGS, "c": "tie"}
+NONE_UNJUDGED: Counter[str] = Counter()  # what a battle with every verdict parsed leaves out
 
 
 @dataclass(frozen=True)
@@ -249,13 +250,27 @@ class BattlesMethod(AnswerKeyMethod):
         obj.update(outcome(obj))
         return obj
 
+    def read_scored(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
+        """The battles as `score` reads them: small rows (methods/battles/rows.py), each line
+        checked by hand, the full check (and its message) for any line that does not pass."""
+        from nuggetizer.methods.battles.rows import read_rows
+
+        pairs: dict[tuple[str, str], str] = {}
+        for number, row in read_rows(
+                path, lambda obj, where, line: self.judgment_record(obj, where, line, lenient)):
+            pair = pairs.get((row.run_a, row.run_b))
+            if pair is None:
+                pair = pairs[row.run_a, row.run_b] = f"{row.run_a} vs {row.run_b}"
+            yield Judged(pair, row.qid, row, path, number)
+
     def judgment_ids(self, judgment: Any) -> tuple[str, str]:
         """(the pair `run_a vs run_b`, topic): one judgment per battle."""
         return f"{judgment['run_a']} vs {judgment['run_b']}", judgment["qid"]
 
     def unjudged(self, judgment: Mapping[str, Any]) -> Counter[str]:
-        """Orders whose verdict never parsed."""
-        return Counter({"verdicts": int(judgment.get("unjudged") or 0)})
+        """Orders whose verdict never parsed (none: a shared empty count, read only)."""
+        n = int(judgment.get("unjudged") or 0)
+        return Counter({"verdicts": n}) if n else NONE_UNJUDGED
 
     def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
         """A battle without a result (no order's verdict parsed): its pair of answers is
