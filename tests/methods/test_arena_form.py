@@ -71,3 +71,24 @@ def test_a_row_that_is_not_a_battle_is_named(tmp_path: Path) -> None:
     path.write_text("model_a,model_b,winner\nx,,model_a\n")
     got = CliRunner().invoke(cli, ["import-arena-battles", str(path), "-o", str(tmp_path / "b")])
     assert got.exit_code != 0 and "arena.csv:2: field 'model_b' is missing" in got.output
+
+
+def test_score_names_a_bad_battle_line(tmp_path: Path) -> None:
+    """The quick reader of `score` hands a line it cannot take to the full check, whose
+    message names the line and the field; --lenient records an off-menu verdict unjudged."""
+    folder = tmp_path / "b"
+    folder.mkdir()
+    good = {"qid": "q1", "run_a": "x", "run_b": "y", "orders": [{"first": "x", "verdict": "A"}]}
+    bad = {"qid": "q2", "run_a": "x", "run_b": "y", "orders": [{"first": "x",
+                                                                "verdict": "maybe"}]}
+    (folder / "battles.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    got = CliRunner().invoke(cli, ["score", "--method", "battles", str(folder)])
+    assert got.exit_code != 0 and "battles.jsonl:2: orders[0] has verdict 'maybe'" in got.output
+    lenient = CliRunner().invoke(cli, ["score", "--method", "battles", str(folder),
+                                       "--lenient"])
+    assert lenient.exit_code == 0, lenient.output
+    assert "1 answers with nothing judged" in lenient.output
+    (folder / "battles.jsonl").write_text(json.dumps(good) + "\n{not json\n")
+    got = CliRunner().invoke(cli, ["score", "--method", "battles", str(folder)])
+    assert got.exit_code != 0 and "battles.jsonl:2" in got.output
+    assert "Traceback" not in got.output

@@ -85,7 +85,7 @@ def quick_row(obj: Any, intern: Callable[[str], str]) -> BattleRow | None:
             if verdict != UNJUDGED:
                 return None
             unjudged += 1
-        given[first] = _POSITION.get(verdict)  # type: ignore[arg-type]
+        given[first] = _POSITION.get(verdict)
     if len(orders) == 1:
         (first, verdict), = given.items()
         result = verdict if verdict in (None, "tie") or first == run_a else SWAPPED[verdict]
