@@ -128,13 +128,27 @@ def main() -> None:
                       f"{score_s:.1f} s; mean interval width {width:.0f}, mean flip rate "
                       f"{flips:.3f}; Kendall tau(BT score, mean answer length) = {tau:.3f}")
                 assert dry_calls == calls, (dry_calls, calls)
+                moved = [abs(table[r].get("sc_moved", 0.0)) for r in ranked]
+                style = board.with_name(f"{board.stem}.style.tsv").read_text().splitlines()
+                tau_sc = kendall([table[r]["sc_score"] for r in ranked],
+                                 [length[r] for r in ranked]) if "sc_score" in head else None
+                print(f"  style control: runs moved {sum(m > 0 for m in moved)} of "
+                      f"{len(ranked)}, mean {sum(moved) / len(moved):.1f} places, at most "
+                      f"{max(moved):.0f}; Kendall tau(style-controlled score, mean answer "
+                      f"length) = {tau_sc if tau_sc is None else round(tau_sc, 3)}; "
+                      "coefficients (Elo points per unit of the normalised difference, 95% "
+                      "sandwich interval):")
+                for line in style[1:]:
+                    print("    " + "  ".join(line.split("\t")[:4]))
                 if args.report is not None:
                     nuggetizer("report", str(out), "-o", str(args.report))
                 for rank, run in enumerate(ranked, 1):
                     if rank <= 5 or rank > len(ranked) - 3 or run.startswith("baseline"):
                         m = table[run]
                         print(f"  {rank:2d}. {run:45s} {m['bt_score']:7.1f} "
-                              f"[{m['bt_low']:7.1f}, {m['bt_high']:7.1f}] win "
+                              f"[{m['bt_low']:7.1f}, {m['bt_high']:7.1f}] style-controlled "
+                              f"{m.get('sc_score', float('nan')):7.1f} (moved "
+                              f"{m.get('sc_moved', 0):+.0f}) win "
                               f"{m['win_rate']:.3f} ({int(m['battles'])} battles, "
                               f"{length[run]:.0f} words)")
 

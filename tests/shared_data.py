@@ -17,6 +17,7 @@ import pytest
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SHARED_DATA = SHARED / "data"
 RAG24 = SHARED_DATA / "trec-rag-2024"
+RAG24_HUMAN = SHARED_DATA / "trec-rag-2024-human"  # NIST's nugget assignments, a sample
 CRUX_DUC = SHARED_DATA / "crux-duc"
 UDCG_SAMPLE = SHARED_DATA / "udcg-sample"
 SPOT_CHECK = SHARED_DATA / "autojudge-spot-check"

@@ -16,6 +16,7 @@ from nuggetizer.cli import (
     compare,
     core,
     evaluate,
+    human,
     methods,
     organizer,
     report,
@@ -35,7 +36,7 @@ def cli() -> None:
 
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
-                *battles.COMMANDS, *serve.COMMANDS):
+                *battles.COMMANDS, *human.COMMANDS, *serve.COMMANDS):
     cli.add_command(command)
 
 

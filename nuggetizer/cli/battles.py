@@ -26,13 +26,21 @@ from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.interface.registry import make_method
 from nuggetizer.labels import UNJUDGED
-from nuggetizer.methods.battles.method import BATTLES_FILE
+from nuggetizer.methods.battles.arena import arena_rows, read_arena, write_arena
+from nuggetizer.methods.battles.method import BATTLES_FILE, battle_key, outcome, style_of
 from nuggetizer.methods.battles.sheets import (
     battle_sheets,
     read_battle_sheets,
     write_battle_sheets,
 )
-from nuggetizer.methods.battles.step import adaptive_plan, plan_battles
+from nuggetizer.methods.battles.step import (
+    SCHEDULES,
+    RoundsLedger,
+    adaptive_plan,
+    battles_step,
+    pair_key,
+    plan_battles,
+)
 from nuggetizer.methods.battles.step import judge_battles as judge
 from nuggetizer.plan.inputs import answer_targets, cite_targets
 from nuggetizer.plan.sources import make_targets, restrict_targets
@@ -59,9 +67,13 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
 @click.option("--seed", type=int, default=0, show_default=True,
               help="seed of the schedule (the same seed, the same battles)")
 @click.option("--adaptive-rounds", type=click.IntRange(min=0), default=0, show_default=True,
-              help="after the first round, rounds of battles not played yet between runs whose "
-                   "Bradley-Terry intervals overlap (each --battles-per-topic or --budget "
-                   "battles at most; seeded)")
+              help="after the first round, further rounds of battles not played yet, chosen "
+                   "from the fit of the rounds before (--schedule; seeded, resumable)")
+@click.option("--schedule", type=click.Choice(SCHEDULES), default="uniform", show_default=True,
+              help="what the adaptive rounds play: uniform: the balanced schedule's battles "
+                   "between runs whose intervals overlap (each --battles-per-topic or --budget "
+                   "at most); active: as many battles as the first round, the least certain "
+                   "pairs of the ranking first (README: Budgets)")
 @click.option("--corpus", type=ANY, default=None,
               help="passage texts of the cited documents (--set documents=true)")
 @click.option("-o", "--output", required=True, type=FOLDER,
@@ -74,7 +86,8 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
 @dry_run_options
 @assessor_options
 def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic: int | None,
-                    budget: int | None, seed: int, adaptive_rounds: int, corpus: Path | None,
+                    budget: int | None, seed: int, adaptive_rounds: int, schedule: str,
+                    corpus: Path | None,
                     output: Path,
                     settings: tuple[str, ...], track_rules: str,
                     only_topics: tuple[str, ...], only_topics_file: Path | None,
@@ -95,24 +108,53 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     head = (f"{len(plan.pairs)} battles of {plan.all_pairs} possible ({plan.runs} runs, "
             f"{plan.topics} topics), {orders} order{'s' if orders > 1 else ''} each")
     note = BATTLES_NOTE
-    if adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
+    more_battles = adaptive_rounds * len(plan.pairs)
+    if adaptive_rounds and schedule == "active":  # each round as long as the first
+        more_battles = min(more_battles, plan.all_pairs - len(plan.pairs))
+        note += (f"; {adaptive_rounds} active rounds of {len(plan.pairs)} battles each (their "
+                 "battles depend on the verdicts: counted, not rendered)")
+    elif adaptive_rounds:  # their battles depend on the verdicts: a bound, not rendered
         note += f"; {adaptive_rounds} adaptive rounds estimated at most as large as the first"
 
     async def rounds(assessor: Any, where: Where) -> list[Summary]:
         folder = where.path(output)
-        done = [await judge(chosen, plan, assessor, folder)]
-        for _ in range(0 if where.dry else adaptive_rounds):
-            judged = [j.record for j in read_judged(chosen, [folder])]
-            more = adaptive_plan(chosen, plan, targets, judged, per_topic, budget, seed)
-            if not more.pairs:
-                break
-            click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles "
-                       "between runs whose intervals overlap", err=True)
-            done.append(await judge(chosen, more, assessor, folder))
+        ledger = None if where.dry else RoundsLedger(folder, battles_step(chosen))
+        done: list[Summary] = []
+        try:
+            done.append(await judge(chosen, plan, assessor, folder, usage=ledger))
+            await further(done, assessor, folder, ledger)
+        finally:
+            if ledger is not None:  # the rounds' spend, one invocation
+                record = ledger.close(assessor.prices, finished=len(done) > 0)
+                if done:
+                    done[-1].tokens = ledger.carried
+                    done[-1].total = record["usage"]
+                    done[-1].invocations = record["invocations"]
         return done
 
+    async def further(done: list[Summary], assessor: Any, folder: Path,
+                      ledger: RoundsLedger | None) -> None:
+        """The adaptive rounds, each fitted on the battles of the rounds before it."""
+        planned = {pair_key(t) for t in plan.pairs}
+        for _ in range(0 if ledger is None else adaptive_rounds):
+            assert ledger is not None
+            ledger.next_round()
+            judged = [j.record for j in read_judged(chosen, [folder])
+                      if battle_key(j.record["qid"], j.record["run_a"], j.record["run_b"])
+                      in planned]
+            more = adaptive_plan(chosen, plan, targets, judged, per_topic, budget, seed,
+                                 schedule)
+            if not more.pairs:
+                break
+            planned |= {pair_key(t) for t in more.pairs}
+            why = "the least certain pairs" if schedule == "active" else \
+                "between runs whose intervals overlap"
+            click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles, {why}",
+                       err=True)
+            done.append(await judge(chosen, more, assessor, folder, usage=ledger))
+
     stage = Stage("battles", rounds, title=lambda: f"battles ({head})", note=lambda _: note,
-                  estimate=lambda: adaptive_rounds * len(plan.pairs) * orders)
+                  estimate=lambda: more_battles * orders)
     assessor = make_assessor_from(options)
     runner = executor_from(options, assessor, output)
     if not isinstance(runner, Dry):
@@ -149,11 +191,24 @@ def export_battle_sheets_command(judged: Path, run_paths: tuple[Path, ...], mapp
 @click.command("import-battle-sheets")
 @click.argument("sheets", nargs=-1, required=True, type=ANY)
 @click.option("--mapping", required=True, type=ANY, help="the mapping file of the export")
+@click.option("--run", "run_paths", multiple=True, type=ANY,
+              help="the answer runs the battles are between (repeatable): their answers' "
+                   "style is recorded for the style-controlled leaderboard [default: none, "
+                   "scored without style control]")
 @click.option("-o", "--output", required=True, type=FOLDER,
               help="folder: battles.jsonl, scored by `score --method battles`")
-def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path, output: Path) -> None:
+def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path,
+                                 run_paths: tuple[Path, ...], output: Path) -> None:
     """Read filled-in battle sheets back as battle judgments, run ids restored."""
     records = read_battle_sheets(list(sheets), mapping)
+    if run_paths:
+        answers = answer_targets(read_runs(run_paths))
+        for r in records:
+            a, b = (answers.get(r[run], {}).get(r["qid"]) for run in ("run_a", "run_b"))
+            if a is None or b is None:
+                raise ConfigError(f"battle {r['qid']} {r['run_a']} vs {r['run_b']}: a run has "
+                                  "no answer to the topic among --run: give every run's file")
+            r["style"] = {"a": style_of(a), "b": style_of(b)}
     output.mkdir(parents=True, exist_ok=True)
     write_jsonl_atomic(output / BATTLES_FILE, records)
     unjudged = sum(1 for r in records if r["result"] == UNJUDGED)
@@ -161,4 +216,37 @@ def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path, output
                f"{output / BATTLES_FILE}", err=True)
 
 
-COMMANDS = (battles_command, export_battle_sheets_command, import_battle_sheets_command)
+@click.command("export-arena-battles")
+@click.option("--battles", "judged", required=True, type=ANY,
+              help="battle judgments: a battles folder or its battles.jsonl")
+@click.option("-o", "--output", required=True, type=FILE,
+              help="arena-rank's form, model_a, model_b, winner, question_id: CSV for a .csv "
+                   "name, else JSONL")
+def export_arena_battles_command(judged: Path, output: Path) -> None:
+    """Write the battles with a result in LMArena's form (arena-rank's input)."""
+    method = make_method("battles")
+    records = [j.record for j in read_judged(method, [judged])]
+    rows = arena_rows(records)
+    write_arena(rows, output)
+    click.echo(f"export-arena-battles: {len(rows)} battles of {len(records)} (those with a "
+               f"result) in {output}", err=True)
+
+
+@click.command("import-arena-battles")
+@click.argument("arena", type=ANY)
+@click.option("-o", "--output", required=True, type=FOLDER,
+              help="folder: battles.jsonl, scored by `score --method battles`")
+def import_arena_battles_command(arena: Path, output: Path) -> None:
+    """Read battles in LMArena's form (model_a, model_b, winner[, question_id]; CSV or JSONL)
+    as battle judgments."""
+    records = read_arena(arena)
+    for r in records:
+        r.update(outcome(r))
+    output.mkdir(parents=True, exist_ok=True)
+    write_jsonl_atomic(output / BATTLES_FILE, records)
+    click.echo(f"import-arena-battles: {len(records)} battles in {output / BATTLES_FILE}",
+               err=True)
+
+
+COMMANDS = (battles_command, export_battle_sheets_command, import_battle_sheets_command,
+            export_arena_battles_command, import_arena_battles_command)

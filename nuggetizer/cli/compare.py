@@ -4,8 +4,9 @@ judgments (`--method`), per-topic TSVs or leaderboards."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +15,9 @@ from nuggetizer.cli.core import configured
 from nuggetizer.errors import InputError
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod
+
+if TYPE_CHECKING:  # compare/agreement.py is imported when a command runs
+    from nuggetizer.compare.agreement import Scores
 
 MEASURE = click.option("--measure", default=None,
                        help="measure to compare (any leaderboard column) [default: the primary "
@@ -83,6 +87,11 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     sb = load_scores([b or a], second, keys=keys, lenient=lenient, method=_given(chosen))
     label = first if first == second else f"{first} vs {second}"
     result = compare(sa, sb, label, k=top_k)
+    result.meta.update(confidence_figures(
+        sa, sb, lambda m: load_scores([a], m, keys=keys, lenient=lenient,
+                                      method=_given(chosen)),
+        lambda m: load_scores([b or a], m, keys=keys, lenient=lenient,
+                              method=_given(chosen)), first, second))
     if meta_output:
         write_text_atomic(meta_output, result.meta_tsv())
     if output:
@@ -92,6 +101,52 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     if plot:
         scatter_png(sa, sb, result, plot, (first, second))
     click.echo(result.markdown(), nl=False)
+
+
+def interval_of(scores: Scores, measure: str, load: Callable[[str], Scores]
+                ) -> dict[str, tuple[float, float]]:
+    """A ranking's intervals: those its source gives beside a `X_score` measure (`X_low`,
+    `X_high`: battles' bootstrap over topics), else a bootstrap of the run means over the
+    per-topic scores (compare/separability.py); {} when neither is known."""
+    from nuggetizer.compare.separability import topic_intervals
+
+    if measure.endswith("_score"):
+        stem = measure[: -len("_score")]
+        try:
+            low, high = load(f"{stem}_low"), load(f"{stem}_high")
+        except InputError:
+            pass
+        else:
+            return {r: (low.means[r], high.means[r]) for r in scores.means
+                    if r in low.means and r in high.means}
+    if not scores.per_topic:
+        return {}
+    runs = sorted(r for r in scores.means if scores.per_topic.get(r))
+    return topic_intervals(scores.per_topic, runs)
+
+
+def confidence_figures(a: Scores, b: Scores, load_a: Callable[[str], Scores],
+                       load_b: Callable[[str], Scores], measure_a: str, measure_b: str
+                       ) -> dict[str, float]:
+    """Separability of A and B and their agreement with confidence (A the reference), where
+    their intervals are known."""
+    from nuggetizer.compare.separability import (
+        agreement_with_confidence,
+        pair_agreement,
+        separability,
+    )
+
+    ia, ib = interval_of(a, measure_a, load_a), interval_of(b, measure_b, load_b)
+    figures: dict[str, float] = {}
+    if ia:
+        figures["separability_a"] = separability(ia)
+    if ib:
+        figures["separability_b"] = separability(ib)
+    if ia and ib:
+        figures["agreement_with_confidence"] = agreement_with_confidence(ia, ib)
+    if ia:
+        figures["pair_agreement"] = pair_agreement(ia, b.means)
+    return figures
 
 
 def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[object, ...],

@@ -73,9 +73,12 @@ def show_scores(method: AnswerKeyMethod, table: ScoreTable, started: float) -> N
     # method's (battles), whose unjudged verdicts of a battle without a result are no run's
     unjudged = max(sum(table.unjudged.values()), table.kinds.total())
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(table.kinds.items()))
+    cells = f"{sum(table.not_drawn.values())} (run, topic) cells not drawn (no battle, no " \
+        "score)" if method.judging.scoring == "runs" else \
+        f"{sum(table.missing.values())} unanswered (scored 0)"
     click.echo(
         f"score --method {method.name}: {len(table.means)} runs, {len(table.topics)} topics, "
-        f"{sum(table.missing.values())} unanswered (scored 0), {table.outside} outside the "
+        f"{cells}, {table.outside} outside the "
         f"answer key, {unjudged} unjudged (left out{': ' + kinds if kinds else ''}), "
         f"{left_out_text(table) + ' (left out, no score), ' if table.left_out else ''}"
         f"{time.monotonic() - started:.1f} s",

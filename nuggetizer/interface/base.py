@@ -114,7 +114,7 @@ class Outcome:
     unjudged: int = 0
 
 
-@dataclass
+@dataclass(slots=True)  # 400k of them for battles at scale: no __dict__ each
 class Judged:
     """One judgment read back for scoring: where it came from, and the record as the method
     scores it (after `check` against the key)."""

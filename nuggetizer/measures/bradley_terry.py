@@ -26,6 +26,15 @@ by the ridge within their own group: their scores are not comparable across grou
 each resample (a run absent from a resample is left out of that round) and returns
 percentile intervals.
 
+`sandwich_intervals` gives the robust (sandwich) intervals of arena-rank's BradleyTerry under
+the half rule: covariance H^-1 G H^-1, H the Hessian of the negative log-likelihood at the fit
+plus `hessian_reg` times the number of battles on its diagonal (arena-rank's 1e-5), G the sum
+over battles of the outer product of each battle's score (its gradient), and score +- z sd.
+They treat battles as independent: topic-to-topic variation (the same runs doing better on
+some narratives) is not in them, while the topic bootstrap sees it, so on real battles the
+sandwich intervals are narrower. With `cluster="topic"` the scores are summed per topic
+before the outer product (a cluster-robust sandwich, which sees the topic noise).
+
 The verdict types and counting helpers (Verdict, reconcile, TwoOrders, flip_rates,
 win_matrix, per_topic) live in `verdicts` and are re-exported here.
 """
@@ -36,6 +45,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -51,7 +61,7 @@ from nuggetizer.measures.verdicts import (
 
 __all__ = ["RIDGE", "SCALE", "TIE_RULES", "BattleCounts", "Fit", "TwoOrders", "Verdict",
            "bootstrap_intervals", "fit_bradley_terry", "fit_model", "flip_rates", "per_topic",
-           "reconcile", "win_matrix"]
+           "reconcile", "sandwich_intervals", "win_matrix"]
 
 RIDGE = 1e-4
 SCALE = 400 / math.log(10)
@@ -77,16 +87,30 @@ class BattleCounts:
 
     def __init__(self, verdicts: Iterable[Verdict]) -> None:
         rows = [(v.qid, v.run_a, v.run_b, v.result) for v in verdicts]
-        self.runs = sorted({r for row in rows for r in row[1:3]})
-        self.topics = sorted({row[0] for row in rows})
-        run_index = {run: k for k, run in enumerate(self.runs)}
-        topic_index = {qid: k for k, qid in enumerate(self.topics)}
-        n = len(self.runs)
-        topic = np.fromiter((topic_index[r[0]] for r in rows), dtype=np.int64, count=len(rows))
-        a = np.fromiter((run_index[r[1]] for r in rows), dtype=np.int64, count=len(rows))
-        b = np.fromiter((run_index[r[2]] for r in rows), dtype=np.int64, count=len(rows))
-        result = np.fromiter(({"a": 0, "b": 1, "tie": 2}[r[3]] for r in rows), dtype=np.int64,
-                             count=len(rows))
+        runs = sorted({r for row in rows for r in row[1:3]})
+        topics = sorted({row[0] for row in rows})
+        run_index = {run: k for k, run in enumerate(runs)}
+        topic_index = {qid: k for k, qid in enumerate(topics)}
+        self._build(runs, topics,
+                    np.fromiter((topic_index[r[0]] for r in rows), np.int64, len(rows)),
+                    np.fromiter((run_index[r[1]] for r in rows), np.int64, len(rows)),
+                    np.fromiter((run_index[r[2]] for r in rows), np.int64, len(rows)),
+                    np.fromiter(({"a": 0, "b": 1, "tie": 2}[r[3]] for r in rows), np.int64,
+                                len(rows)))
+
+    @classmethod
+    def from_arrays(cls, runs: list[str], topics: list[str], topic: np.ndarray, a: np.ndarray,
+                    b: np.ndarray, result: np.ndarray) -> BattleCounts:
+        """Counts from indices: each battle's topic, run A and run B (into the sorted `topics`
+        and `runs`) and result (0: A won, 1: B won, 2: a tie)."""
+        counts = cls.__new__(cls)
+        counts._build(runs, topics, topic, a, b, result)
+        return counts
+
+    def _build(self, runs: list[str], topics: list[str], topic: np.ndarray, a: np.ndarray,
+               b: np.ndarray, result: np.ndarray) -> None:
+        self.runs, self.topics = runs, topics
+        n = len(runs)
         swap = a > b  # put the lower index first; a win for the other side swaps too
         low, high = np.where(swap, b, a), np.where(swap, a, b)
         result = np.where(swap & (result < 2), 1 - result, result)
@@ -95,8 +119,8 @@ class BattleCounts:
         from scipy import sparse  # when fitted: its import would cost every command 0.3 s
 
         self.by_topic = sparse.csr_matrix(
-            (np.ones(len(rows)), (topic, pair * 3 + result)),
-            shape=(len(self.topics), 3 * len(keys)))
+            (np.ones(len(topic)), (topic, pair * 3 + result)),
+            shape=(len(topics), 3 * len(keys)))
 
     def totals(self, weights: np.ndarray | None = None) -> np.ndarray:
         """Per pair (wins of i, wins of j, ties), topics weighted (bootstrap multiplicities)."""
@@ -240,3 +264,50 @@ def bootstrap_intervals(verdicts: Iterable[Verdict] | BattleCounts, ties: str = 
         low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
     return {run: (float(lo), float(hi)) for run, lo, hi in zip(counts.runs, low, high)}
 
+
+
+ARENA_HESSIAN_REG = 1e-5  # arena-rank 0.1's hessian_reg, times the number of battles
+
+
+def sandwich_intervals(verdicts: Iterable[Verdict] | BattleCounts, level: float = 0.95,
+                       cluster: str = "battle", hessian_reg: float = ARENA_HESSIAN_REG
+                       ) -> dict[str, tuple[float, float]]:
+    """Sandwich (robust) intervals of each run's half-rule score (module docstring):
+    `cluster` "battle" (arena-rank's) or "topic" (scores summed per topic first)."""
+    if cluster not in ("battle", "topic"):
+        raise ConfigError(f"sandwich intervals cluster by battle or topic, not {cluster!r}")
+    if not 0 < level < 1:
+        raise ConfigError(f"the level of an interval is between 0 and 1, not {level}")
+    counts = verdicts if isinstance(verdicts, BattleCounts) else BattleCounts(verdicts)
+    if not counts.runs:
+        return {}
+    n = len(counts.runs)
+    totals = counts.totals()
+    theta, _, _ = _solve(counts, totals, "half")
+    theta = np.nan_to_num(theta)
+    won, lost, tied = totals[:, 0], totals[:, 1], totals[:, 2]
+    p = 1 / (1 + np.exp(theta[counts.j] - theta[counts.i]))
+    battles = won + lost + tied
+    hess = _pair_hessian(n, counts.i, counts.j, battles * p * (1 - p))
+    hess += hessian_reg * float(battles.sum()) * np.eye(n)
+    if cluster == "battle":
+        grad_cov = _pair_hessian(n, counts.i, counts.j,
+                                 won * (1 - p) ** 2 + lost * p**2 + tied * (0.5 - p) ** 2)
+    else:  # per topic, each pair's summed score (o - p), given to run i and taken from run j
+        from scipy import sparse
+
+        by_topic = counts.by_topic.tocsc()
+        score = (by_topic[:, 0::3].multiply(1 - p) - by_topic[:, 1::3].multiply(p)
+                 + by_topic[:, 2::3].multiply(0.5 - p)).tocsr()
+        pairs = np.arange(len(p))
+        incidence = sparse.csr_matrix(
+            (np.r_[np.ones(len(p)), -np.ones(len(p))], (np.r_[pairs, pairs],
+                                                          np.r_[counts.i, counts.j])),
+            shape=(len(p), n))
+        per_run = np.asarray((score @ incidence).todense())  # topics x runs
+        grad_cov = per_run.T @ per_run
+    inverse = np.linalg.inv(hess)
+    sd = np.sqrt(np.clip(np.diag(inverse @ grad_cov @ inverse), 0.0, None))
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    return {run: (CENTRE + SCALE * float(t - z * s), CENTRE + SCALE * float(t + z * s))
+            for run, t, s in zip(counts.runs, theta, sd)}

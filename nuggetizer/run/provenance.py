@@ -61,15 +61,20 @@ def same_identity(old: dict | None, new: dict) -> bool:
 def _input_entry(path: str, mtime_ns: int, size: int) -> dict:
     """sha256 and first-line provenance of an input file (cached while the file is unchanged:
     the tables of one command list the same inputs)."""
-    data = Path(path).read_bytes()
-    first = data.split(b"\n", 1)[0]
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:  # streamed: a 400k-battle journal is 350 MiB
+        first = f.readline()
+        digest.update(first)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    first = first.rstrip(b"\r\n")
     try:
         head = json.loads(first) if first.strip() else None
     except ValueError:
         head = None
     # a file of one JSON array (a narratives file) or of other values has no provenance line
     made_with = head.get("provenance") if isinstance(head, dict) else None
-    return {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "provenance": made_with}
+    return {"path": path, "sha256": digest.hexdigest(), "provenance": made_with}
 
 
 def hash_ahead(inputs: Sequence[Path]) -> threading.Thread:

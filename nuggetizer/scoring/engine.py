@@ -36,6 +36,9 @@ class ScoreTable:
     unjudged: dict[str, int] = field(default_factory=dict)  # per run
     kinds: Counter[str] = field(default_factory=Counter)  # unjudged items by kind, all runs
     missing: dict[str, int] = field(default_factory=dict)  # unanswered topics per run
+    # a method scored per run (battles): the topics where a run drew no battle, per run; no
+    # cell, never a 0 (the run answered them, the schedule left them out)
+    not_drawn: dict[str, int] = field(default_factory=dict)
     outside: int = 0  # judgments of topics outside the answer key
     warnings: list[str] = field(default_factory=list)  # about topics, in topic order
     notes: list[str] = field(default_factory=list)  # where judgments and the key disagree
@@ -192,7 +195,8 @@ def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], 
     _count_left_out(table, left_out, runs.per_topic)
     for run_id in runs.means:
         table.unjudged.setdefault(run_id, 0)
-        table.missing[run_id] = len(order) - len(runs.per_topic.get(run_id, {}))
+        table.missing[run_id] = 0
+        table.not_drawn[run_id] = len(order) - len(runs.per_topic.get(run_id, {}))
     return table
 
 

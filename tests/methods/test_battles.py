@@ -219,7 +219,8 @@ def test_score_writes_the_leaderboard_per_topic_rows_and_the_matrix(tmp_path: Pa
     assert scored.exit_code == 0, scored.output
     battles = records(out)
     rows = [r.split("\t") for r in board.read_text().splitlines()]
-    assert rows[0] == ["run_id", "bt_score", "bt_low", "bt_high", "win_rate", "flip_rate",
+    assert rows[0] == ["run_id", "bt_score", "bt_low", "bt_high", "sw_low", "sw_high",
+                       "sc_score", "sc_low", "sc_high", "sc_moved", "win_rate", "flip_rate",
                        "battles"]
     means = {r[0]: dict(zip(rows[0][1:], map(float, r[1:]))) for r in rows[1:]}
     assert set(means) == set(run_ids(paths))
@@ -234,8 +235,18 @@ def test_score_writes_the_leaderboard_per_topic_rows_and_the_matrix(tmp_path: Pa
             points.update({r["run_a"]: 0.5, r["run_b"]: 0.5})
         else:
             points[r["run_a"] if r["result"] == "a" else r["run_b"]] += 1
-    for run, m in means.items():
+    for m in means.values():
         assert m["bt_low"] <= m["bt_score"] <= m["bt_high"]
+        assert m["sw_low"] <= m["bt_score"] <= m["sw_high"]
+        assert m["sc_low"] <= m["sc_score"] <= m["sc_high"]
+    # every battle carries both answers' style; the coefficients' table names every covariate
+    assert all(set(r["style"]["a"]) == {"words", "headers", "list_items", "bold", "citations"}
+               for r in battles)
+    style = (tmp_path / "board.style.tsv").read_text().splitlines()
+    assert [line.split("\t")[0] for line in style] == ["feature", "words", "headers",
+                                                       "list_items", "bold", "citations"]
+    assert sum(m["sc_moved"] for m in means.values()) == 0
+    for run, m in means.items():
         assert m["win_rate"] == pytest.approx(points[run] / played[run], abs=1e-4)
         assert m["flip_rate"] == pytest.approx(flips[run] / played[run], abs=1e-4)
         assert m["battles"] == played[run] == 2 * 6
@@ -273,7 +284,8 @@ def test_battle_sheets_round_trip_to_identical_tables(tmp_path: Path) -> None:
         assert not any(run_id in text for run_id in run_ids(paths))
         assert "run-" in text
     imported = runner.invoke(cli, ["import-battle-sheets", str(sheets), "--mapping",
-                                   str(mapping), "-o", str(back)])
+                                   str(mapping), "-o", str(back),
+                                   *[x for p in paths for x in ("--run", str(p))]])
     assert imported.exit_code == 0, imported.output
     tables = []
     for folder in (out, back):

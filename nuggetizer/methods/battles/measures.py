@@ -1,16 +1,22 @@
 """The battles method's measures, from every battle's result at once: the Bradley-Terry score
-of each run with its bootstrap interval (measures/bradley_terry.py), its win rate, its flip
-rate, its per-topic win rates and the win/tie/loss matrix."""
+of each run with its bootstrap interval over topics (measures/bradley_terry.py; the interval the
+leaderboard shows) and arena-rank's sandwich interval beside it, its win rate, its flip rate,
+its per-topic win rates and the win/tie/loss matrix; and, when the battles carry their answers'
+style (`style` in each record, written when they are judged), the style-controlled score
+(measures/style.py) with its interval, how many places the run moved under it, and the
+covariates' coefficients (the extra table `style`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nuggetizer.interface.base import RunScores
 from nuggetizer.measures.base import Measure
-from nuggetizer.measures.verdicts import TwoOrders, Verdict, flip_rates, per_topic, win_matrix
+from nuggetizer.measures.verdicts import TwoOrders, Verdict, win_matrix
+from nuggetizer.methods.battles.rows import BattleRow, pack_style, style_array
 
 DECLARED = (
     Measure("bt_score", "Bradley-Terry strength fitted by maximum likelihood on every battle "
@@ -18,6 +24,16 @@ DECLARED = (
     Measure("bt_low", "lower bound of the bootstrap interval of bt_score (topics resampled)",
             missing=None),
     Measure("bt_high", "upper bound of the bootstrap interval of bt_score", missing=None),
+    Measure("sw_low", "lower bound of the sandwich interval of bt_score (arena-rank's: battles "
+            "taken as independent, so topic noise is not in it; half rule only)",
+            missing=None),
+    Measure("sw_high", "upper bound of the sandwich interval of bt_score", missing=None),
+    Measure("sc_score", "style-controlled Bradley-Terry score: the answers' length, headers, "
+            "list items, bold spans and citations as covariates (half rule)", missing=None),
+    Measure("sc_low", "lower bound of the sandwich interval of sc_score", missing=None),
+    Measure("sc_high", "upper bound of the sandwich interval of sc_score", missing=None),
+    Measure("sc_moved", "places the run moves up the ranking when style is controlled "
+            "(its bt_score rank minus its sc_score rank)", missing=None),
     Measure("win_rate", "share of the run's battles it won, a tie counting half",
             missing=None),
     Measure("flip_rate", "share of the run's battles judged in both orders whose verdict "
@@ -79,34 +95,170 @@ def matrix_tsv(found: Sequence[Verdict], runs: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass
+class Columns:
+    """The battles with a result as arrays: the runs and topics (sorted), each battle's topic,
+    run A and run B (indices) and result (0: A won, 1: B won, 2: tie), whether its verdict
+    flipped with the order (-1: not judged in both orders), and both answers' style (None
+    unless every battle carries it; then battles x 2 covariates, A's then B's)."""
+
+    runs: list[str]
+    topics: list[str]
+    topic: Any
+    a: Any
+    b: Any
+    result: Any
+    flip: Any
+    style: Any
+    styled: int  # battles that carry their answers' style
+
+
+def _flip(record: Mapping[str, Any]) -> int:
+    if isinstance(record, BattleRow):
+        return -1 if record.flip is None else int(record.flip)
+    if len(record["orders"]) != 2:
+        return -1
+    flipped = two_orders(record).flipped()
+    return -1 if flipped is None else int(flipped)
+
+
+def _packed(record: Mapping[str, Any]) -> bytes | None:
+    if isinstance(record, BattleRow):
+        return record.style
+    return pack_style(record.get("style"))
+
+
+def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
+    """The battles of `records` that have a result, as arrays (Columns)."""
+    import numpy as np
+
+    decided = [r for r in records if r["result"] in ("a", "b", "tie")]
+    runs = sorted({r["run_a"] for r in decided} | {r["run_b"] for r in decided})
+    topics = sorted({r["qid"] for r in decided})
+    run_index = {run: k for k, run in enumerate(runs)}
+    topic_index = {qid: k for k, qid in enumerate(topics)}
+    m = len(decided)
+    codes = {"a": 0, "b": 1, "tie": 2}
+    packed = [p for p in map(_packed, decided) if p is not None]
+    style = style_array(packed) if m and len(packed) == m else None
+    return Columns(runs, topics,
+                   np.fromiter((topic_index[r["qid"]] for r in decided), np.int64, m),
+                   np.fromiter((run_index[r["run_a"]] for r in decided), np.int64, m),
+                   np.fromiter((run_index[r["run_b"]] for r in decided), np.int64, m),
+                   np.fromiter((codes[r["result"]] for r in decided), np.int64, m),
+                   np.fromiter((_flip(r) for r in decided), np.int64, m), style, len(packed))
+
+
+def style_table(cols: Columns, level: float
+                ) -> tuple[dict[str, tuple[float, float, float]], str]:
+    """The style-controlled scores {run: (score, low, high)} and the coefficients' TSV; ({},
+    a TSV saying why) when some battles carry no style."""
+    import numpy as np
+
+    from nuggetizer.measures.style import FEATURES, fit_style
+
+    head = "feature\tcoefficient\tlow\thigh\tdescription\n"
+    if cols.style is None:
+        bare = len(cols.a) - cols.styled
+        why = f"{bare} battles carry no answer style (judged before it was recorded)" \
+            if bare else "no battle has a result"
+        return {}, head + f"# not fitted: {why}\n"
+    k = len(FEATURES)
+    xa, xb = cols.style[:, :k], cols.style[:, k:]
+    total = xa + xb
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)
+    outcome = np.array([1.0, 0.0, 0.5])[cols.result]
+    fit = fit_style(cols.runs, cols.a, cols.b, outcome, x, level=level)
+    lines = [f"{name}\t{c:.2f}\t{lo:.2f}\t{hi:.2f}\t{FEATURES[name]}"
+             for name, (c, lo, hi) in fit.coefficients.items()]
+    return ({run: (fit.scores[run], *fit.intervals[run]) for run in cols.runs},
+            head + "\n".join(lines) + "\n")
+
+
+def matrix_from_counts(counts: Any, ranked: Sequence[str]) -> str:
+    """The win/tie/loss matrix (`matrix_tsv`'s) from the fit's pair counts."""
+    totals = counts.totals()
+    cells: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for i, j, (won, lost, tied) in zip(counts.i, counts.j, totals):
+        a, b = counts.runs[i], counts.runs[j]
+        cells[a, b] = (int(won), int(tied), int(lost))
+        cells[b, a] = (int(lost), int(tied), int(won))
+    lines = ["run_id\topponent\twins\tties\tlosses\twin_rate"]
+    for run in ranked:
+        for other in ranked:
+            if (run, other) in cells:
+                wins, ties, losses = cells[run, other]
+                total = wins + ties + losses
+                if total:
+                    lines.append(f"{run}\t{other}\t{wins}\t{ties}\t{losses}\t"
+                                 f"{(wins + ties / 2) / total:.4f}")
+    return "\n".join(lines) + "\n"
+
+
 def run_scores(records: Sequence[Mapping[str, Any]], ties: str, rounds: int, seed: int,
                level: float) -> RunScores:
-    """Every measure of every run from the battle records (those with a result)."""
+    """Every measure of every run from the battle records (those with a result), from their
+    columns: the fit's counts, win rates and per-topic win rates by counting arrays."""
     # numpy (the fit's) only when battles are scored: not at every command's start
-    from nuggetizer.measures.bradley_terry import bootstrap_intervals, fit_bradley_terry
+    import numpy as np
 
-    found = verdicts(records)
-    scores = fit_bradley_terry(found, ties=ties)
-    intervals = bootstrap_intervals(found, ties=ties, rounds=rounds, seed=seed, level=level) \
+    from nuggetizer.measures.bradley_terry import (
+        BattleCounts,
+        bootstrap_intervals,
+        fit_model,
+        sandwich_intervals,
+    )
+
+    cols = columns(records)
+    n = len(cols.runs)
+    counts = BattleCounts.from_arrays(cols.runs, cols.topics, cols.topic, cols.a, cols.b,
+                                      cols.result)
+    scores = fit_model(counts, ties=ties).scores
+    intervals = bootstrap_intervals(counts, ties=ties, rounds=rounds, seed=seed, level=level) \
         if rounds > 0 else {run: (score, score) for run, score in scores.items()}
-    rates = win_rates(found)
-    flips = flip_rates(two_orders(r) for r in records if len(r["orders"]) == 2)
-    played = Counter(run for v in found for run in (v.run_a, v.run_b))
+    sandwich = sandwich_intervals(counts, level=level) if ties == "half" and n else {}
+    styled, style_tsv = style_table(cols, level)
+    points_a = np.array([1.0, 0.0, 0.5])[cols.result]
+    points = np.bincount(cols.a, points_a, n) + np.bincount(cols.b, 1 - points_a, n)
+    played = np.bincount(cols.a, minlength=n) + np.bincount(cols.b, minlength=n)
+    both = cols.flip >= 0
+    flipped = np.bincount(cols.a[both], cols.flip[both], n) + \
+        np.bincount(cols.b[both], cols.flip[both], n)
+    judged_twice = np.bincount(cols.a[both], minlength=n) + np.bincount(cols.b[both],
+                                                                        minlength=n)
     unjudged: Counter[str] = Counter()
     for r in records:
-        unjudged[r["run_a"]] += int(r.get("unjudged") or 0)
-        unjudged[r["run_b"]] += int(r.get("unjudged") or 0)
+        if r.get("unjudged"):
+            unjudged[r["run_a"]] += int(r["unjudged"])
+            unjudged[r["run_b"]] += int(r["unjudged"])
     means: dict[str, dict[str, float]] = {}
-    for run, score in scores.items():
+    for k, run in enumerate(cols.runs):
+        score = scores[run]
         low, high = intervals.get(run, (score, score))
         means[run] = {"bt_score": score, "bt_low": low, "bt_high": high,
-                      "win_rate": rates.get(run, 0.0), "battles": float(played[run])}
-        if run in flips:
-            means[run]["flip_rate"] = flips[run]
+                      "win_rate": float(points[k] / played[k]), "battles": float(played[k])}
+        if judged_twice[k]:
+            means[run]["flip_rate"] = float(flipped[k] / judged_twice[k])
+        if run in sandwich:
+            means[run]["sw_low"], means[run]["sw_high"] = sandwich[run]
+        if run in styled:
+            means[run]["sc_score"], means[run]["sc_low"], means[run]["sc_high"] = styled[run]
+    if styled:
+        before = sorted(means, key=lambda r: (-means[r]["bt_score"], r))
+        after = sorted(means, key=lambda r: (-means[r]["sc_score"], r))
+        place = {run: k for k, run in enumerate(after)}
+        for k, run in enumerate(before):
+            means[run]["sc_moved"] = float(k - place[run])
+    cell_points = np.bincount(cols.topic * n + cols.a, points_a, len(cols.topics) * n) + \
+        np.bincount(cols.topic * n + cols.b, 1 - points_a, len(cols.topics) * n)
+    cell_played = np.bincount(cols.topic * n + cols.a, minlength=len(cols.topics) * n) + \
+        np.bincount(cols.topic * n + cols.b, minlength=len(cols.topics) * n)
     topics: dict[str, dict[str, dict[str, float]]] = {}
-    for qid, by_run in per_topic(found).items():
-        for run, rate in by_run.items():
-            topics.setdefault(run, {})[qid] = {"win_rate": rate}
+    for cell in np.flatnonzero(cell_played):
+        t, k = divmod(int(cell), n)
+        topics.setdefault(cols.runs[k], {})[cols.topics[t]] = {
+            "win_rate": float(cell_points[cell] / cell_played[cell])}
     ranked = sorted(means, key=lambda r: (-means[r]["bt_score"], r))
     return RunScores(topics, means, {r: unjudged[r] for r in means},
-                     {"matrix": matrix_tsv(found, ranked)})
+                     {"matrix": matrix_from_counts(counts, ranked), "style": style_tsv})

@@ -12,7 +12,9 @@ unjudged: the battle has no result (counted, never a tie).
 
 Judgment record: `{"qid", "run_a", "run_b", "narrative", "orders": [{"first": run shown as
 A, "verdict": "A"|"B"|"tie"|"unjudged", "error"?, "raw"?}], "result": "a"|"b"|"tie"|
-"unjudged", "flipped", "unjudged"}` (the last: orders whose verdict never parsed).
+"unjudged", "flipped", "unjudged", "style": {"a": {...}, "b": {...}}}` (`unjudged`: orders
+whose verdict never parsed; `style`: both answers' style covariates, measures/style.py, for the
+style-controlled leaderboard; records without it are scored without style control).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from nuggetizer.interface.declare import check_choices, setting
 from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
+from nuggetizer.measures.style import answer_style
 from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.battles import measures as mb
 from nuggetizer.methods.battles.measures import POSITION, two_orders
@@ -50,6 +53,7 @@ SCHEMA = label_schema("verdict", VERDICTS)
 _WORD = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]|\"verdict\"\s*:\s*\"(A|B|tie)\"", re.I)
 _JSON_SPELLINGS = {"a": "A", "b": "B", "tie": "tie"}
 _MARKERS = {**_JSON_SPELLINGS, "c": "tie"}
+NONE_UNJUDGED: Counter[str] = Counter()  # what a battle with every verdict parsed leaves out
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,14 @@ def render_answer(target: Target) -> str:
                      for s in target.sentences)
 
 
+def style_of(target: Target) -> dict[str, int]:
+    """The style covariates of an answer (measures/style.py): its text one sentence a line
+    (citations left out of the words), and its citations counted."""
+    text = "\n".join(s.text.strip() for s in target.sentences) if target.sentences \
+        else target.answer or ""
+    return answer_style(text, sum(len(s.citations) for s in target.sentences))
+
+
 def first_shown(seed: int, key: str) -> str:
     """Which side ("a" or "b") is shown first when a battle is judged in one order: a seeded
     hash of the battle, so a rerun shows the same order."""
@@ -202,8 +214,9 @@ class BattlesMethod(AnswerKeyMethod):
 
         orders = list(await asyncio.gather(*(one(f) for f in self.orders(battle))))
         record: dict[str, Any] = {"qid": battle.qid, "run_a": battle.a.run_id,
-                                  "run_b": battle.b.run_id,
-                  "narrative": battle.narrative, "orders": orders}
+                                  "run_b": battle.b.run_id, "narrative": battle.narrative,
+                                  "orders": orders, "style": {"a": style_of(battle.a),
+                                                              "b": style_of(battle.b)}}
         record.update(outcome(record))
         return Outcome(record, record["unjudged"])
 
@@ -237,13 +250,27 @@ class BattlesMethod(AnswerKeyMethod):
         obj.update(outcome(obj))
         return obj
 
+    def read_scored(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
+        """The battles as `score` reads them: small rows (methods/battles/rows.py), each line
+        checked by hand, the full check (and its message) for any line that does not pass."""
+        from nuggetizer.methods.battles.rows import read_rows
+
+        pairs: dict[tuple[str, str], str] = {}
+        for number, row in read_rows(
+                path, lambda obj, where, line: self.judgment_record(obj, where, line, lenient)):
+            pair = pairs.get((row.run_a, row.run_b))
+            if pair is None:
+                pair = pairs[row.run_a, row.run_b] = f"{row.run_a} vs {row.run_b}"
+            yield Judged(pair, row.qid, row, path, number)
+
     def judgment_ids(self, judgment: Any) -> tuple[str, str]:
         """(the pair `run_a vs run_b`, topic): one judgment per battle."""
         return f"{judgment['run_a']} vs {judgment['run_b']}", judgment["qid"]
 
     def unjudged(self, judgment: Mapping[str, Any]) -> Counter[str]:
-        """Orders whose verdict never parsed."""
-        return Counter({"verdicts": int(judgment.get("unjudged") or 0)})
+        """Orders whose verdict never parsed (none: a shared empty count, read only)."""
+        n = int(judgment.get("unjudged") or 0)
+        return Counter({"verdicts": n}) if n else NONE_UNJUDGED
 
     def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
         """A battle without a result (no order's verdict parsed): its pair of answers is

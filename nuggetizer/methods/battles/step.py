@@ -23,12 +23,20 @@ from nuggetizer.labels import UNJUDGED
 from nuggetizer.methods.battles.measures import verdicts
 from nuggetizer.methods.battles.method import BATTLES_FILE, battle_key
 from nuggetizer.methods.battles.records import BattleJudgment
-from nuggetizer.methods.battles.schedule import Pairing, adaptive_pairs, schedule_battles
+from nuggetizer.methods.battles.schedule import (
+    Pairing,
+    active_pairs,
+    adaptive_pairs,
+    schedule_battles,
+)
 from nuggetizer.run.progress import Summary
 from nuggetizer.run.provenance import same_identity
 from nuggetizer.run.resume import ResumableOutput
 from nuggetizer.run.steps import _stamp, run_journalled
-from nuggetizer.run.usage import UsageLedger
+from nuggetizer.run.usage import UsageLedger, added
+
+SCHEDULES = ("uniform", "active")
+Z95_LEVEL, Z95 = 0.95, 1.959963984540054  # the interval's level and its normal quantile
 
 
 @dataclass
@@ -106,12 +114,44 @@ def judged_before(out: Path, stamp: dict) -> dict[str, dict[str, Any]]:
     return found
 
 
+class RoundsLedger(UsageLedger):
+    """The usage of one invocation of `battles` across its rounds: each round's spend added to
+    the rounds' before it and written as one invocation (kept open until `close`)."""
+
+    def __init__(self, output: Path, step: str) -> None:
+        super().__init__(output, step, folder=True)
+        self.carried: dict[str, Any] = {}
+        self.latest: dict[str, Any] = {}
+
+    def write(self, tokens: Mapping[str, Any], prices: Any, finished: bool, *,
+              last: bool = True) -> dict[str, Any]:
+        self.latest = dict(tokens)
+        return super().write(added(self.carried, tokens), prices, finished, last=False)
+
+    def next_round(self) -> None:
+        """A round ended: its spend is carried; what a killed invocation spent is said once."""
+        self.carried, self.latest = added(self.carried, self.latest), {}
+        self.recovered = []
+
+    def close(self, prices: Any, finished: bool = True) -> dict[str, Any]:
+        """The invocation's last write: every round's spend."""
+        self.next_round()
+        return super().write(self.carried, prices, finished, last=True)
+
+
+def battles_step(method: AnswerKeyMethod) -> str:
+    """The step name battles are journalled and booked under."""
+    return f"battles --method {method.name}"
+
+
 async def judge_battles(method: AnswerKeyMethod, plan: Plan, assessor: Assessor,
-                        out_dir: Path, track: str | None = None) -> Summary:
+                        out_dir: Path, track: str | None = None,
+                        usage: UsageLedger | None = None) -> Summary:
     """Judge every battle of the plan into `out_dir/battles.jsonl`; resumable per battle, and
     cumulative: the battles the file already holds (a smaller budget, an earlier adaptive
-    round) are kept and not judged again."""
-    summary = Summary(f"battles --method {method.name}", unit="battles",
+    round) are kept and not judged again. `usage`: the ledger the spend is booked in (a
+    RoundsLedger for an invocation of several rounds), else one of its own."""
+    summary = Summary(battles_step(method), unit="battles",
                       unjudged_what="presentation orders")
     stamp = _stamp(method, assessor, track)
     output = ResumableOutput(out_dir / BATTLES_FILE,
@@ -138,29 +178,50 @@ async def judge_battles(method: AnswerKeyMethod, plan: Plan, assessor: Assessor,
     await run_journalled(
         todo, lambda key: method.judge(assessor, plan.narratives[by_key[key].qid], by_key[key]),
         keep, stamp, summary, "battles", assessor,
-        UsageLedger(out_dir, summary.step, folder=True))
+        usage if usage is not None else UsageLedger(out_dir, summary.step, folder=True))
     output.finish([*earlier, *(k for k in by_key if k not in earlier)])
     return summary
 
 
 def adaptive_plan(method: AnswerKeyMethod, plan: Plan, targets: Mapping[str, Mapping[str, Target]],
                   judged: Sequence[Mapping[str, Any]], per_topic: int | None,
-                  budget: int | None, seed: int) -> Plan:
-    """A further round (schedule.py `adaptive_pairs`): battles not played yet between runs
-    whose Bradley-Terry intervals, fitted on the `judged` battles, overlap."""
-    from nuggetizer.measures.bradley_terry import bootstrap_intervals  # numpy: when it fits
+                  budget: int | None, seed: int, schedule: str = "uniform") -> Plan:
+    """A further round fitted on the `judged` battles (those of the rounds before): under the
+    uniform schedule (schedule.py `adaptive_pairs`), battles not played yet between runs whose
+    bootstrap intervals overlap, `per_topic` or `budget`; under the active one
+    (`active_pairs`), as many battles as the first round, where the ranking is least certain
+    (the half-rule fit and its topic-clustered sandwich standard errors)."""
+    from nuggetizer.measures.bradley_terry import (  # numpy: when it fits
+        bootstrap_intervals,
+        fit_model,
+        sandwich_intervals,
+    )
 
+    if schedule not in SCHEDULES:
+        raise ConfigError(f"the battle schedule is one of {', '.join(SCHEDULES)}, not "
+                          f"{schedule!r}")
     cfg = method.config
     found = verdicts(judged)
-    intervals = bootstrap_intervals(found, ties=cfg.ties, rounds=max(1, cfg.rounds),
-                                    seed=cfg.seed, level=cfg.level) if found else {}
     runs: dict[str, list[str]] = {}
     for run_id, by_topic in targets.items():
         for qid in by_topic:
             runs.setdefault(qid, []).append(run_id)
+    runs = {q: sorted(ids) for q, ids in runs.items() if len(ids) >= 2}
     played = [Pairing(str(r["qid"]), r["run_a"], r["run_b"]) for r in judged]
-    pairings = adaptive_pairs({q: sorted(ids) for q, ids in runs.items() if len(ids) >= 2},
-                              intervals, played, per_topic=per_topic, budget=budget, seed=seed)
+    if schedule == "active":
+        scores: dict[str, float] = {}
+        sd: dict[str, float] = {}
+        if found:
+            scores = fit_model(found).scores
+            for run, (low, high) in sandwich_intervals(found, level=Z95_LEVEL,
+                                                       cluster="topic").items():
+                sd[run] = (high - low) / (2 * Z95)
+        pairings = active_pairs(runs, scores, sd, played, len(plan.pairs), seed=seed)
+    else:
+        intervals = bootstrap_intervals(found, ties=cfg.ties, rounds=max(1, cfg.rounds),
+                                        seed=cfg.seed, level=cfg.level) if found else {}
+        pairings = adaptive_pairs(runs, intervals, played, per_topic=per_topic,
+                                  budget=budget, seed=seed)
     pairs = [dataclasses.replace(targets[p.run_a][p.qid], opponent=targets[p.run_b][p.qid])
              for p in pairings]
     return Plan(pairs, plan.narratives, plan.runs, plan.topics, plan.all_pairs)

@@ -1,0 +1,127 @@
+"""`nuggetizer human-agreement`: a judge measured against NIST's assessors, in one command.
+
+Reads NIST's published nugget assignment file (formats/nist.py), judges the same answers
+against the same nuggets with any assessor (the `assign` step of the nuggets method: journalled,
+resumable, dry-run, ensembles and samples), and reports label agreement and the rankings' Kendall
+tau (compare/human.py), the tokens and cost, items per second, and the human leaderboard.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from nuggetizer.cli.common import (
+    ANY,
+    FOLDER,
+    assessor_options,
+    chosen_topics,
+    dry_run_options,
+    topic_options,
+)
+from nuggetizer.cli.steps import configured
+from nuggetizer.compare.human import human_agreement
+from nuggetizer.errors import ConfigError
+from nuggetizer.formats.nist import HumanAnswer, read_nist_assignments, topic_keys
+from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.interface.base import Target
+from nuggetizer.plan.steps import assign_plan
+from nuggetizer.run.execute import Dry
+from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+from nuggetizer.run.progress import spend_text
+from nuggetizer.run.provenance import write_sidecar
+from nuggetizer.scoring.engine import read_judged
+from nuggetizer.types import Nugget, NuggetList, Sentence
+
+
+def chosen_answers(answers: list[HumanAnswer], topics: set[str] | None, sample: int | None,
+                   seed: int) -> list[HumanAnswer]:
+    """The answers of `topics` (all when None), then `sample` of them drawn by a generator
+    seeded with `seed` (kept in file order); ConfigError when nothing is left."""
+    kept = [a for a in answers if topics is None or a.qid in topics]
+    if not kept:
+        raise ConfigError("--only-topics: none of these topics is in the assignment file")
+    if sample is not None and sample < len(kept):
+        drawn = set(random.Random(seed).sample(range(len(kept)), sample))
+        kept = [a for k, a in enumerate(kept) if k in drawn]
+    return kept
+
+
+def keys_and_targets(answers: list[HumanAnswer]
+                     ) -> tuple[dict[str, NuggetList], dict[str, dict[str, Target]]]:
+    """The assessors' nuggets as each topic's key (their importance kept), and every answer as
+    a target of one sentence (NIST's answer text, citations already dropped)."""
+    keys = {qid: NuggetList(qid=qid, query=a.query, nuggets=[
+        Nugget(text=t, importance=i) for t, i in zip(a.texts, a.importance)])  # type: ignore[arg-type]
+        for qid, a in topic_keys(answers).items()}
+    targets: dict[str, dict[str, Target]] = {}
+    for a in answers:
+        targets.setdefault(a.run_id, {})[a.qid] = Target(
+            a.run_id, a.qid, answer=a.answer, length=a.length, query=a.query,
+            sentences=[Sentence(text=a.answer)], path=None, line=a.line)
+    return keys, targets
+
+
+@click.command("human-agreement")
+@click.argument("assignments", type=ANY)
+@click.option("--sample", type=click.IntRange(min=1), default=None,
+              help="judge this many answers, drawn at random (seeded) [default: all]")
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of --sample")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+              help="a setting of the nuggets method (assign_batch, render, reasks)")
+@click.option("-o", "--output", required=True, type=FOLDER,
+              help="folder: judge/ (the judge's assessments), agreement.json, confusion.tsv, "
+                   "tau.tsv, human_leaderboard.tsv, judge_leaderboard.tsv")
+@topic_options
+@dry_run_options
+@assessor_options
+def human_agreement_command(assignments: Path, sample: int | None, seed: int,
+                            settings: tuple[str, ...], output: Path,
+                            only_topics: tuple[str, ...], only_topics_file: Path | None,
+                            **options: Any) -> None:
+    """Judge the answers of NIST's nugget assignment file (TREC RAG 2024's
+    nugget_assignment.20241218.jsonl) against the assessors' nuggets and measure the judge
+    against the assessors: confusion matrix, exact agreement, Cohen's kappa, run- and
+    topic-level Kendall tau for V_strict, V, W, A_strict and A, spend and speed."""
+    chosen = configured("nuggets", settings)
+    answers = chosen_answers(read_nist_assignments(assignments),
+                             chosen_topics(only_topics, only_topics_file), sample, seed)
+    keys, targets = keys_and_targets(answers)
+    assessor = make_assessor_from(options)
+    runner = executor_from(options, assessor, output)
+    judged_dir = output / "judge"
+    started = time.monotonic()
+    summary = run_with(assessor, runner.run(assign_plan(chosen, keys, targets, judged_dir)))[0]
+    if isinstance(runner, Dry):
+        return
+    seconds = time.monotonic() - started
+    labels = {(j.run_id, j.qid): [n.assignment for n in j.record.nuggets]
+              for j in read_judged(chosen, [judged_dir])}
+    result = human_agreement(answers, labels)
+    fresh = summary.done
+    result.spend = {"tokens": summary.tokens or {}, "cost": summary.cost, "seconds":
+                    round(seconds, 3), "answers_judged": fresh, "answers_resumed":
+                    summary.resumed, "items_per_second":
+                    round(fresh / seconds, 3) if seconds > 0 and fresh else None,
+                    "assessor": assessor.spec}
+    for name, text in (("agreement.json", result.json()), ("confusion.tsv",
+                       result.confusion_tsv()), ("tau.tsv", result.tau_tsv()),
+                       ("human_leaderboard.tsv", result.leaderboard_tsv()),
+                       ("judge_leaderboard.tsv", result.leaderboard_tsv(judge=True))):
+        write_text_atomic(output / name, text)
+        write_sidecar(output / name, [assignments])
+    click.echo(result.markdown())
+    click.echo("Human leaderboard (NIST's assessors, the same answers):")
+    click.echo(result.leaderboard_tsv())
+    rate = result.spend["items_per_second"]
+    click.echo(f"spend: {spend_text(summary.tokens or {}, summary.cost)}; {fresh} answers "
+               f"judged in {seconds:.1f} s" + (f" ({rate} answers/s)" if rate else "")
+               + (f", {summary.resumed} resumed" if summary.resumed else ""))
+    click.echo(summary.line(assessor.stats) + f"; figures in {output}", err=True)
+
+
+COMMANDS = (human_agreement_command,)
