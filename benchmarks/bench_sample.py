@@ -28,7 +28,7 @@ from nuggetizer.interface.registry import make_method  # noqa: E402
 from nuggetizer.plan.inputs import answer_targets, key_inputs  # noqa: E402
 from nuggetizer.plan.track import load_track  # noqa: E402
 from nuggetizer.run.steps import build_keys, judge_targets  # noqa: E402
-from nuggetizer.scoring.engine import score_files  # noqa: E402
+from nuggetizer.scoring.engine import score_paths  # noqa: E402
 
 
 def main() -> None:
@@ -67,7 +67,7 @@ def main() -> None:
 
         asyncio.run(work())
         began = time.perf_counter()
-        table = score_files(method, [out / "assessments"], read_nuggets(out / "nuggets.jsonl"))
+        table = score_paths(method, [out / "assessments"], read_nuggets(out / "nuggets.jsonl"))
         scoring = time.perf_counter() - began
         total = time.perf_counter() - started
     print(f"{'step':<10} {'s':>7} {'calls':>6} {'prompt tok':>10} {'compl tok':>9} "
