@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.plan.score import TABLES, score_stage
 from nuggetizer.plan.steps import assign_stage
 from nuggetizer.run.stages import Plan, Stage
@@ -64,8 +65,7 @@ def plan_of(engine: Engine, job: Announcing, plan: dict[str, Any]
     scope = ScoreScope(inputs / "keys.jsonl" if keys is not None else None, None, None, lenient)
     stages = [assign_stage(method, lambda: keys, targets, judged),
               score_stage(method, [judged], scope,
-                          ScoreFiles(job.out / TABLES[0], job.out / TABLES[1]),
-                          done=tables.append)]
+                          ScoreFiles(job.out / TABLES[0], job.out / TABLES[1]), Kept(tables))]
 
     def table() -> ScoreTable:
         if not tables:
@@ -73,6 +73,19 @@ def plan_of(engine: Engine, job: Announcing, plan: dict[str, Any]
         return tables[0]
 
     return Plan([announced(job, s) for s in stages]), table
+
+
+class Kept:
+    """A scoring shown to nobody: its table kept in `tables`."""
+
+    def __init__(self, tables: list[ScoreTable]) -> None:
+        self.tables = tables
+
+    def scoring(self, method: AnswerKeyMethod) -> None:
+        """Nothing to say before a scoring."""
+
+    def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None:
+        self.tables.append(table)
 
 
 def announced(job: Announcing, stage: Stage) -> Stage:
