@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import StrictInt, StrictStr
 
-from nuggetizer.errors import InputError
+from nuggetizer.errors import EXIT_WARNINGS, InputError
 from nuggetizer.formats import rag26
 from nuggetizer.formats.jsonl import iter_lines, parse_object
 from nuggetizer.formats.records import IdText, Record, problems
@@ -378,13 +378,14 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
     return lines
 
 
-def exit_code(reports: list[RunReport]) -> int:
-    """0 when clean, 1 when only warnings, 2 when any error."""
+def exit_code(reports: list[RunReport], strict: bool = False) -> int:
+    """2 when any error; warnings only: 0, or 1 when `strict` (errors.EXIT_CODES)."""
     if any(r.errors for r in reports):
         return 2
-    return 1 if any(r.warnings for r in reports) else 0
+    return EXIT_WARNINGS if strict and any(r.warnings for r in reports) else 0
 
 
-def reports_json(reports: list[RunReport]) -> str:
+def reports_json(reports: list[RunReport], strict: bool = False) -> str:
     """The machine-readable result of a validation."""
-    return dumps({"exit_code": exit_code(reports), "runs": [r.as_dict() for r in reports]})
+    return dumps({"exit_code": exit_code(reports, strict),
+                  "runs": [r.as_dict() for r in reports]})
