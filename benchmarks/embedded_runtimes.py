@@ -25,6 +25,9 @@ PROMPT = ("You are judging whether a passage supports a fact. Fact: the Eiffel T
           + " Answer with one word, support or no support, then explain briefly.")
 NEW_TOKENS = 128
 ROUNDS = 3
+# the local assessor's rule (assessors/llamacpp.py): half the logical cores, as llama.cpp does;
+# with every core busy its spinning threads slow down by orders of magnitude under other load
+THREADS = max(1, min((os.cpu_count() or 2) // 2, 8))
 
 
 def machine() -> str:
@@ -37,13 +40,15 @@ def machine() -> str:
             if line.startswith("flags"):
                 flags = set(line.split(":", 1)[1].split())
     simd = [f for f in ("avx", "avx2", "fma", "f16c", "avx512f", "amx_tile") if f in flags]
-    return f"{model}; {' '.join(simd)}; {os.cpu_count()} cores; Python {platform.python_version()}"
+    load = os.getloadavg()[0]
+    return (f"{model}; {' '.join(simd)}; {os.cpu_count()} cores ({THREADS} threads used), "
+            f"load {load:.1f}; Python {platform.python_version()}")
 
 
 def run_llama_cpp_python(model: Path) -> Callable[[], tuple[int, int, float, float]]:
     from llama_cpp import Llama
 
-    llm = Llama(model_path=str(model), n_ctx=2048, n_threads=os.cpu_count(), verbose=False)
+    llm = Llama(model_path=str(model), n_ctx=2048, n_threads=THREADS, verbose=False)
 
     def once() -> tuple[int, int, float, float]:
         tokens = llm.tokenize(PROMPT.encode())
@@ -65,7 +70,7 @@ def run_gpt4all(model: Path) -> Callable[[], tuple[int, int, float, float]]:
     from gpt4all import GPT4All
 
     llm = GPT4All(model.name, model_path=str(model.parent), allow_download=False,
-                  device="cpu", n_threads=os.cpu_count(), n_ctx=2048, verbose=False)
+                  device="cpu", n_threads=THREADS, n_ctx=2048, verbose=False)
 
     def once() -> tuple[int, int, float, float]:
         made, first, start = 0, 0.0, time.perf_counter()

@@ -35,7 +35,9 @@ from nuggetizer.plan.track import Track, load_track
 from nuggetizer.run.factories import DEFAULT_ASSESSOR, make_one_assessor
 
 DISTRIBUTION = "trec-nuggetizer"
-PROBE = Request(messages=(("user", "Reply with the single word OK."),), max_tokens=8)
+PROBE = Request(messages=(("user", 'Reply with {"answer": "OK"}.'),), max_tokens=16,
+                schema={"type": "object", "properties": {"answer": {"type": "string"}},
+                        "required": ["answer"]})
 PROBE_SECONDS = 120.0
 LOW_DISK = 1 << 30  # bytes: less room than this on the cache's disk is a warning
 
@@ -85,10 +87,22 @@ def _has(distribution: str) -> bool:
     return True
 
 
-async def _ask(assessor: Assessor) -> str:
-    """One short question to the backend itself (no cache, no retries): its answer's start."""
-    completion = await asyncio.wait_for(assessor.backend.complete(PROBE), PROBE_SECONDS)
-    return f"answered {completion.text.strip()[:30]!r} ({completion.model})"
+async def _probe(assessor: Assessor, call: bool) -> tuple[str, dict[str, Any]]:
+    """One short question with a tiny JSON schema to the backend itself (no cache, no
+    retries), closed afterwards: the answer's start and the adaptations it newly learned (kept
+    in the cache, as a run keeps them). Nothing is asked when not `call`."""
+    try:
+        if not call:
+            return "", {}
+        before = dict(getattr(assessor.backend, "adapted", None) or {})
+        options = assessor.options
+        completion = await asyncio.wait_for(assessor.backend.complete(PROBE), PROBE_SECONDS)
+        assessor.learned(options)
+        learned = dict(getattr(assessor.backend, "adapted", None) or {})
+        new = {k: v for k, v in learned.items() if before.get(k) != v}
+        return f"answered {completion.text.strip()[:40]!r} ({completion.model})", new
+    finally:
+        await assessor.aclose()
 
 
 def assessor_checks(spec: str, options: dict[str, Any], call: bool) -> Iterator[Check]:
@@ -97,27 +111,21 @@ def assessor_checks(spec: str, options: dict[str, Any], call: bool) -> Iterator[
     what = f"assessor {spec}"
     try:
         assessor = make_one_assessor({**options, "assessor_spec": spec})
+        assessor.recall()
     except NuggetizerError as exc:
         yield Check("fail", what, str(exc), exc.exit_code)
         return
+    remembered = dict(getattr(assessor.backend, "adapted", None) or {})
+    yield Check("ok", what, f"built ({assessor.endpoint}); adaptations remembered from "
+                f"earlier runs: {remembered or 'none'}")
     try:
-        assessor.recall()
-        remembered = dict(getattr(assessor.backend, "adapted", None) or {})
-        yield Check("ok", what, f"built ({assessor.endpoint}); adaptations remembered from "
-                    f"earlier runs: {remembered or 'none'}")
-        if not call:
-            return
-        try:
-            answer = asyncio.run(_ask(assessor))
-        except Exception as exc:  # whatever the backend raises is the answer to report
-            yield Check("fail", f"{what} answers", f"{type(exc).__name__}: {exc}", 1)
-            return
-        learned = dict(getattr(assessor.backend, "adapted", None) or {})
-        new = {k: v for k, v in learned.items() if remembered.get(k) != v}
+        answer, new = asyncio.run(_probe(assessor, call))
+    except Exception as exc:  # whatever the backend raises is the answer to report
+        yield Check("fail", f"{what} answers", f"{type(exc).__name__}: {exc}", 1)
+        return
+    if call:
         yield Check("ok", f"{what} answers", answer + (
-            f"; adapted to its server: {new}" if new else ""))
-    finally:
-        asyncio.run(assessor.aclose())
+            f"; adapted to its server (kept for the run): {new}" if new else ""))
 
 
 def track_files(track: Track) -> list[tuple[str, Path]]:
