@@ -107,7 +107,7 @@ def command_section(name: str, command: click.Command, parent: click.Context) ->
 
 
 def cli_page() -> str:
-    root = click.Context(cli, info_name="nuggetizer")
+    root = click.Context(cli, info_name="nuggetizer", **cli.context_settings)
     names = sorted(cli.commands)
     lines = ["# Command line", "",
              "Generated from the `nuggetizer` command itself at every build of this guide: "

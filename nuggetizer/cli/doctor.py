@@ -200,12 +200,12 @@ def doctor_command(track: str | None, no_call: bool, strict: bool, **options: An
     checks = list(installed())
     loaded, found = file_checks(track) if track else (None, [])
     checks += found
+    checks += cache_checks(options["cache_path"], options["no_cache"])  # before it is made
     specs = list(options["assessor_spec"] or ())
     if not specs and loaded is not None:
         specs = loaded.assessors or ([loaded.assessor] if loaded.assessor else [])
     for spec in specs or [DEFAULT_ASSESSOR]:
         checks += assessor_checks(spec, options, call=not no_call)
-    checks += cache_checks(options["cache_path"], options["no_cache"])
     checks += environment_checks()
     for check in checks:
         click.echo(check.line())
