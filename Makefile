@@ -13,6 +13,8 @@ MIN_VENV ?= .venv-min
 # `make test SYSTEM_PACKAGES=no` installs nothing outside .venv (the report's browser test
 # then fails unless chromium is already installed).
 SYSTEM_PACKAGES ?= yes
+# mkdocs-material prints a banner about a future mkdocs 2 at every build
+export NO_MKDOCS_2_WARNING := 1
 
 # llama-cpp-python compiles llama.cpp from source. Built for the host CPU (pip's default,
 # -march=native) it can crash on other CPUs, and its AMX kernels segfault on recent Intel

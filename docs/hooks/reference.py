@@ -92,8 +92,8 @@ def command_section(name: str, command: click.Command, parent: click.Context) ->
     if not doc:
         log.warning("nuggetizer %s has no help text", name)
     lines = [f"## nuggetizer {name} {{#{anchor(name)}}}", "", doc.replace("\b\n", ""), "",
-             "```text", " ".join(command.collect_usage_pieces(ctx)).join(
-                 (f"nuggetizer {name} ", "")), "```", ""]
+             "```text", f"nuggetizer {name} {' '.join(command.collect_usage_pieces(ctx))}",
+             "```", ""]
     arguments = [p for p in command.get_params(ctx) if isinstance(p, click.Argument)]
     if arguments:
         lines += ["**Arguments**: " + ", ".join(

@@ -363,10 +363,10 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
                 lines.append(f"  ... and {len(found) - examples} more")
         if report.shape == rag26.NAME:
             lines.append(f"{report.path}: note: read as {rag26.FORMAT} (ClimbMix doc ids; "
-                         "README: TREC RAG 2026 runs)")
+                         "guide: TREC RAG 2026 runs)")
         if report.track:
             lines.append(f"{report.path}: note: checked against the {report.track} rules "
-                         "(--track-rules; README: Track rules for report runs)")
+                         "(--track-rules; guide: Track rules for report runs)")
         if report.repeated_citations:
             lines.append(f"{report.path}: note: {report.repeated_citations} citations name a "
                          f"reference their sentence already cites ({report.first_repeat}): "
