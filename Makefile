@@ -78,7 +78,8 @@ dist: $(BIN)/python
 	$(BIN)/twine check --strict dist/*
 
 # The fast tests on the lowest versions setup.cfg allows (constraints-min.txt), in a virtual
-# environment of their own; the test libraries at their pins. About 3 minutes of install.
+# environment of their own; the test libraries at their pins. About a minute of install, then
+# the fast suite (about 7 minutes on 2 cores).
 test-min:
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(PYTHON) .ci/constraints.py constraints-min.txt $(TOOLS) > $(MIN_VENV)/constraints.txt
