@@ -4,11 +4,17 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 # Exact versions of everything the two commands install (setup.cfg keeps ranges for library
-# users). Upgrading is a deliberate commit: edit the file, then run .ci/run on a cold cache.
+# users): the runtime (constraints.txt) and the tools (constraints-tools.txt: tests, linters,
+# the guide, the wheel). Upgrading is a deliberate commit: edit the file, then run .ci/run on
+# a cold cache. constraints-min.txt: the lowest versions setup.cfg allows (`make test-min`).
 CONSTRAINTS := constraints.txt
+TOOLS := constraints-tools.txt
+MIN_VENV ?= .venv-min
 # `make test SYSTEM_PACKAGES=no` installs nothing outside .venv (the report's browser test
 # then fails unless chromium is already installed).
 SYSTEM_PACKAGES ?= yes
+# mkdocs-material prints a banner about a future mkdocs 2 at every build
+export NO_MKDOCS_2_WARNING := 1
 
 # llama-cpp-python compiles llama.cpp from source. Built for the host CPU (pip's default,
 # -march=native) it can crash on other CPUs, and its AMX kernels segfault on recent Intel
@@ -23,7 +29,7 @@ LLAMA_STAMP := $(VENV)/.llama-cpp-python-$(LLAMA_VERSION)-portable
 # The package imports its modules at module level (ruff.toml lists where laziness is kept).
 TOPLEVEL_IMPORTS := --preview --select PLC0415 nuggetizer assessors
 
-.PHONY: demo test quick lint typecheck layers
+.PHONY: demo test quick lint typecheck layers docs dist test-min
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,12 +56,37 @@ test: $(LLAMA_STAMP)
 	@if [ "$(SYSTEM_PACKAGES)" = yes ] && ! command -v chromium >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	fi
-	$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,server,test]'
+	$(PIP) install -q -c $(CONSTRAINTS) -c $(TOOLS) -e '.[local,server,test]'
 	$(BIN)/ruff check .
 	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
 	$(BIN)/python .ci/typecheck.py
 	$(BIN)/python .ci/layers.py
+	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	$(BIN)/pytest -ra
+
+# The guide, built into site/ (open site/index.html; `.venv/bin/mkdocs serve` to edit it live).
+# --strict: a broken link, a missing page or an option without help fails the build.
+docs: $(BIN)/python
+	$(PIP) install -q -c $(CONSTRAINTS) -c $(TOOLS) -e '.[docs]'
+	$(BIN)/mkdocs build --strict
+
+# The wheel and the sdist into dist/, checked as PyPI would (twine check).
+dist: $(BIN)/python
+	$(PIP) install -q -c $(TOOLS) build twine
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
+# The fast tests on the lowest versions setup.cfg allows (constraints-min.txt), in a virtual
+# environment of their own; the test libraries at their pins. About a minute of install, then
+# the fast suite (about 7 minutes on 2 cores).
+test-min:
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(PYTHON) .ci/constraints.py constraints-min.txt $(TOOLS) > $(MIN_VENV)/constraints.txt
+	$(MIN_VENV)/bin/python -m pip --disable-pip-version-check install -q \
+		-c $(MIN_VENV)/constraints.txt -e '.[pandas]' pytest httpx2 krippendorff scikit-learn \
+		'ir-measures[pyndeval]' ir-datasets autojudge-base autojudge-evaluate
+	$(MIN_VENV)/bin/pytest -ra -m "not slow" -p no:cacheprovider
 
 # The fast tests only, for a quick check while editing.
 quick: $(BIN)/python

@@ -85,7 +85,7 @@ REFUSAL_REASONS_KEPT = 3
 BUDGET_RAISES_SAID = 3  # token budgets raised that are said one by one (all are counted)
 
 # Re-asks after an unparseable answer: enough that a 20% garbage rate loses nothing in
-# practice (0.2**5 per call), still bounded (benchmarks/README.md has the measurements).
+# practice (0.2**5 per call), still bounded (the guide's Performance page has the measurements).
 DEFAULT_REASKS = 4
 
 

@@ -16,7 +16,7 @@ which servers and llama.cpp turn into real turn boundaries when they tokenize th
 What it cannot do: stop a model from *obeying* instructions written in the answer ("label
 everything support"). The number of labels accepted is fixed by the toolkit (the schema and the
 parser demand exactly one label per nugget), so such an answer can at worst change label values,
-never add, drop or reorder labels; see the README's "Hostile answers".
+never add, drop or reorder labels; see the guide's "Throughput, faults and hostile answers".
 """
 
 from __future__ import annotations

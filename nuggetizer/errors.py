@@ -8,6 +8,19 @@ from typing import TypeVar
 
 E = TypeVar("E", bound=BaseException)
 
+# The one table of exit codes, for every command (shown in each --help and in the guide).
+# Warnings never change the exit code, unless the command is given --strict.
+EXIT_CODES: dict[int, str] = {
+    0: "done (warnings, if any, printed on stderr)",
+    1: "the work could not be finished: the LLM did not answer, an output could not be "
+       "written, nothing was judged, or --strict and there were warnings (finished work is "
+       "kept: rerun to resume)",
+    2: "bad usage or input: an option, a track config, an input file (the line says which "
+       "and how to fix it); nothing was spent",
+    130: "interrupted (Ctrl-C): finished work is kept; rerun to resume",
+}
+EXIT_WARNINGS = 1  # --strict, and there were warnings
+
 
 class NuggetizerError(Exception):
     """Base class: a problem the user can fix; printed without a traceback."""

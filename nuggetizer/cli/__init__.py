@@ -15,6 +15,7 @@ from nuggetizer.cli import (
     battles,
     compare,
     core,
+    doctor,
     evaluate,
     human,
     methods,
@@ -31,12 +32,19 @@ from nuggetizer.interface.registry import load
 @click.group(cls=ErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="trec-nuggetizer")
 def cli() -> None:
-    """TREC-style nugget evaluation of retrieval-augmented generation."""
+    """TREC-style nugget evaluation of retrieval-augmented generation.
+
+    \b
+    A first run that needs no model (mock: answers that fit, and mean nothing):
+      nuggetizer evaluate --track sample --assessor mock -o out/first
+    Check what a run needs first: nuggetizer doctor --track sample
+    Each command's options: nuggetizer COMMAND --help; the guide: docs/ in the source
+    """
 
 
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
-                *battles.COMMANDS, *human.COMMANDS, *serve.COMMANDS):
+                *battles.COMMANDS, *doctor.COMMANDS, *human.COMMANDS, *serve.COMMANDS):
     cli.add_command(command)
 
 

@@ -179,7 +179,7 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
 def export_battle_sheets_command(judged: Path, run_paths: tuple[Path, ...], mapping: Path,
                                  blank: bool, output: Path) -> None:
     """Write blind battle sheets for human judges: pseudonyms for runs, sides and order
-    shuffled under the mapping's secret (README: Pairwise battles)."""
+    shuffled under the mapping's secret (guide: the TREC RAG 2026 tutorial, Pairwise battles)."""
     method = make_method("battles")
     records = [j.record for j in read_judged(method, [judged])]
     answers = answer_targets(read_runs(run_paths))

@@ -10,11 +10,14 @@ from typing import Any, TypeVar
 
 import click
 
+from nuggetizer.assessors import BACKENDS
 from nuggetizer.assessors.aggregation import AGGREGATES
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
 from nuggetizer.cache import default_cache_path
 from nuggetizer.cli.flags import SettingsOption
+from nuggetizer.cli.presentation import METHOD, present, tag_group
+from nuggetizer.cli.presentation import format_options as grouped_options
 from nuggetizer.errors import (
     KEPT,
     AssessorError,
@@ -59,7 +62,7 @@ def topic_options(command: Callable[..., T]) -> Callable[..., T]:
         click.option("--only-topics-file", type=FILE, default=None,
                      help="only the topics of this file: one id per line (first field; "
                           "# comments), or a topics .jsonl"),
-    ], command)
+    ], command, "Topics")
 
 
 def listed_lines(path: Path) -> list[str]:
@@ -87,7 +90,15 @@ def chosen_topics(only_topics: tuple[str, ...] | None, only_topics_file: Path | 
 
 
 class ErrorGroup(click.Group):
-    """Turns the toolkit's own errors into one line on stderr and an exit code."""
+    """Turns the toolkit's own errors into one line on stderr and an exit code
+    (errors.EXIT_CODES); every command added is given the grouped help
+    (cli/presentation.py)."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        super().add_command(present(cmd), name)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        grouped_options(self, ctx, formatter)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -111,18 +122,32 @@ class ErrorGroup(click.Group):
             ctx.exit(130)
 
 
-def apply_options(options: list[Callable[[Any], Any]], command: Callable[..., T]
-                  ) -> Callable[..., T]:
-    """`command` with the click `options`, in the order given."""
-    return functools.reduce(lambda f, option: option(f), reversed(options), command)
+def apply_options(options: list[Callable[[Any], Any]], command: Callable[..., T],
+                  group: str | None = None) -> Callable[..., T]:
+    """`command` with the click `options`, in the order given; shown under `group` in the
+    help when given (cli/presentation.py)."""
+    before = {id(p) for p in getattr(command, "__click_params__", ())}
+    made = functools.reduce(lambda f, option: option(f), reversed(options), command)
+    if group is not None:
+        tag_group([p for p in getattr(made, "__click_params__", ()) if id(p) not in before],
+                  group)
+    return made
+
+
+def assessor_forms() -> str:
+    """The assessor specs the registered backends take, for the help: `local | openai:MODEL
+    | vllm:MODEL | mock[:NAME]`."""
+    return " | ".join(form.replace("<model>", "MODEL").replace("<name>", "NAME")
+                      for _, form in BACKENDS.values())
 
 
 def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
     """The options every LLM-driven command takes to choose and tune its assessor."""
     return apply_options([
         click.option("--assessor", "assessor_spec", multiple=True, envvar="NUGGETIZER_ASSESSOR",
-                     help=f"local | openai:MODEL | vllm:MODEL  [default: {DEFAULT_ASSESSOR}]; "
-                          "repeat for an ensemble (every label voted on, README: Ensembles)"),
+                     help=f"{assessor_forms()}  [default: {DEFAULT_ASSESSOR}]; mock: no model, "
+                          "answers that fit each request, to see the pipeline run; repeat for "
+                          "an ensemble (every label voted on; guide: Ensembles)"),
         click.option("--samples", type=click.IntRange(min=1), default=None,
                      help="answers asked of each assessor per call, voted on [default: 1]"),
         click.option("--aggregate", type=click.Choice(AGGREGATES), default=None,
@@ -130,8 +155,8 @@ def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
                           "median for grades]"),
         click.option("--base-url", multiple=True,
                      help="OpenAI-compatible server URL; repeat for replicas of one model, "
-                          "shared by load [env OPENAI_BASE_URL]"),
-        click.option("--api-key", default=None, help="API key [env OPENAI_API_KEY]"),
+                          "shared by load"),
+        click.option("--api-key", default=None, help="API key"),
         click.option("--temperature", type=float, default=0.0, show_default=True),
         click.option("--max-tokens", type=int, default=None, help="cap on tokens per answer"),
         click.option("--concurrency", type=int, default=None,
@@ -139,26 +164,25 @@ def assessor_options(command: Callable[..., T]) -> Callable[..., T]:
         click.option("--structured", type=click.Choice(["json_schema", "json_object", "none"]),
                      default=None, help="structured-output mode of an openai: server"),
         click.option("--reasoning-effort", type=click.Choice(REASONING_EFFORTS), default=None,
-                     help="sent as reasoning_effort to an openai: reasoning model "
-                          "[env NUGGETIZER_REASONING_EFFORT]"),
+                     help="sent as reasoning_effort to an openai: reasoning model"),
         click.option("--token-field", type=click.Choice(TOKEN_FIELDS), default=None,
                      help="the request field of the token budget (reasoning models take "
                           "max_completion_tokens; learned from the server's 400 when not "
-                          "given) [env NUGGETIZER_TOKEN_FIELD; default: max_tokens]"),
+                          "given) [default: max_tokens]"),
         click.option("--reasoning-tokens", type=click.IntRange(min=0), default=None,
                      help="reasoning tokens a model known to reason is expected to spend per "
                           "call: twice that is added to every token budget, and the dry run "
-                          "assumes it [env NUGGETIZER_REASONING_TOKENS; default by "
-                          "--reasoning-effort: minimal 64, low 512, medium 2048, high 8192]"),
+                          "assumes it [default by --reasoning-effort: minimal 64, low 512, "
+                          "medium 2048, high 8192]"),
         click.option("--max-tokens-cap", type=click.IntRange(min=1), default=None,
                      help="largest token budget an answer left empty by reasoning is raised "
-                          "to (doubling) [env NUGGETIZER_MAX_TOKENS_CAP; default: 32768]"),
+                          "to (doubling) [default: 32768]"),
         click.option("--model-path", type=FILE, default=None,
                      help="GGUF file for --assessor local"),
         click.option("--cache", "cache_path", type=FILE, default=None,
                      help=f"LLM call cache [default: {default_cache_path()}]"),
         click.option("--no-cache", is_flag=True, help="do not read or write the LLM call cache"),
-    ], command)
+    ], command, "Assessor (the LLM)")
 
 
 def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
@@ -190,8 +214,7 @@ def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
         click.option("--completion-ratio", type=float, default=None,
                      help="dry run: expected completion tokens per prompt token, capped at "
                           "each call's max_tokens [default: 0.05]"),
-
-    ], command)
+    ], command, "Dry run and cost")
 
 
 class MethodChoice(click.Choice):
@@ -217,7 +240,7 @@ def method_options(command: Callable[..., T]) -> Callable[..., T]:
                      show_default=True, help="answer-key method"),
         click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
                      cls=SettingsOption),
-    ], command)
+    ], command, METHOD)
 
 
 def parse_pairs(pairs: tuple[str, ...], flags: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -236,4 +259,4 @@ def embedded_note(assessor: Assessor) -> None:
     """After a leaderboard made by the embedded model: what it proves, and what it does not."""
     if assessor.spec == "local":
         click.echo("note: the embedded model (SmolLM2-135M) only proves the pipeline runs; "
-                   "real judgments need a capable model (README: Choosing the LLM)")
+                   "real judgments need a capable model (guide: Choosing the LLM)")

@@ -49,14 +49,17 @@ from nuggetizer.validate.checker import (
                    "a warning [default: 10; the official 2024 baselines are off by 1-9]")
 @click.option("--all-problems", is_flag=True,
               help="every problem on its own line, instead of grouped per kind with counts")
+@click.option("--strict", is_flag=True, help="exit 1 when there are warnings (else only errors "
+              "fail: exit 2)")
 @TRACK_RULES
 @LENGTH_LIMIT
 @click.pass_context
 def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | None,
                      fix_dir: Path | None, max_refs: int | None, as_json: bool,
-                     length_tolerance: int | None, all_problems: bool, track_rules: str,
-                     length_limit: int | None) -> None:
-    """Check answer runs (TREC RAG 2024/2025, reports): exit 0 clean, 1 warnings, 2 errors."""
+                     length_tolerance: int | None, all_problems: bool, strict: bool,
+                     track_rules: str, length_limit: int | None) -> None:
+    """Check answer runs (TREC RAG 2024/2025, reports): exit 0 clean or warnings only (1 with
+    --strict), 2 errors."""
     texts = narratives(topics) if topics else None
     known = set(texts) if texts is not None else None
     tolerance = LENGTH_TOLERANCE if length_tolerance is None else length_tolerance
@@ -65,7 +68,7 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
                             length_tolerance=tolerance, track=track_rules, limits=limits,
                             length_limit=length_limit, narratives=texts) for p in runs]
     if as_json:
-        click.echo(reports_json(reports))
+        click.echo(reports_json(reports, strict))
     else:
         for line in ([str(p) for r in reports for p in r.problems] if all_problems
                      else grouped(reports)):
@@ -76,7 +79,7 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
                         else f"{report.over_length} answers trimmed")
                 click.echo(f"fixed: wrote {report.fixed} ({made})", err=True)
         click.echo(summary_table(reports))
-    ctx.exit(exit_code(reports))
+    ctx.exit(exit_code(reports, strict))
 
 
 @click.command("export-nuggets")

@@ -79,7 +79,7 @@ class Track(BaseModel):
     depth: int | None = None  # passages of docs_run per topic
     allow_missing: bool = False  # retrieved passages missing from the corpus stay unjudged
     assessor: str | None = None
-    assessors: list[str] = []  # an ensemble: every label voted on (README: Ensembles)
+    assessors: list[str] = []  # an ensemble: every label voted on (guide: Ensembles)
     samples: int | None = Field(None, ge=1)  # answers asked of each assessor, voted on
     aggregate: Literal["majority", "median", "mean"] | None = None  # how votes combine
     relevance: Relevance | None = None  # grade the runs' pool instead of reading qrels

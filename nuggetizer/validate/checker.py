@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import StrictInt, StrictStr
 
-from nuggetizer.errors import InputError
+from nuggetizer.errors import EXIT_WARNINGS, InputError
 from nuggetizer.formats import rag26
 from nuggetizer.formats.jsonl import iter_lines, parse_object
 from nuggetizer.formats.records import IdText, Record, problems
@@ -363,10 +363,10 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
                 lines.append(f"  ... and {len(found) - examples} more")
         if report.shape == rag26.NAME:
             lines.append(f"{report.path}: note: read as {rag26.FORMAT} (ClimbMix doc ids; "
-                         "README: TREC RAG 2026 runs)")
+                         "guide: TREC RAG 2026 runs)")
         if report.track:
             lines.append(f"{report.path}: note: checked against the {report.track} rules "
-                         "(--track-rules; README: Track rules for report runs)")
+                         "(--track-rules; guide: Track rules for report runs)")
         if report.repeated_citations:
             lines.append(f"{report.path}: note: {report.repeated_citations} citations name a "
                          f"reference their sentence already cites ({report.first_repeat}): "
@@ -378,13 +378,14 @@ def grouped(reports: list[RunReport], examples: int = 3) -> list[str]:
     return lines
 
 
-def exit_code(reports: list[RunReport]) -> int:
-    """0 when clean, 1 when only warnings, 2 when any error."""
+def exit_code(reports: list[RunReport], strict: bool = False) -> int:
+    """2 when any error; warnings only: 0, or 1 when `strict` (errors.EXIT_CODES)."""
     if any(r.errors for r in reports):
         return 2
-    return 1 if any(r.warnings for r in reports) else 0
+    return EXIT_WARNINGS if strict and any(r.warnings for r in reports) else 0
 
 
-def reports_json(reports: list[RunReport]) -> str:
+def reports_json(reports: list[RunReport], strict: bool = False) -> str:
     """The machine-readable result of a validation."""
-    return dumps({"exit_code": exit_code(reports), "runs": [r.as_dict() for r in reports]})
+    return dumps({"exit_code": exit_code(reports, strict),
+                  "runs": [r.as_dict() for r in reports]})

@@ -1,4 +1,4 @@
-"""The Python API: the README's example runs as written (on the TREC RAG 2024 files and the
+"""The Python API: the guide's examples run as written (on the TREC RAG 2024 files and the
 mock assessor), and its score tables are the command's."""
 
 from __future__ import annotations
@@ -17,20 +17,21 @@ import nuggetizer
 from nuggetizer.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+API_PAGE = REPO / "docs" / "reference" / "python-api.md"
+PLANS_PAGE = REPO / "docs" / "how-to" / "python-plans.md"
 
 
-def readme_example() -> str:
-    """The python block of the README's section on the Python API."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## The Python API (notebooks)", 1)[1].split("\n## ", 1)[0]
+def guide_example() -> str:
+    """The python block of the guide's Python API page (before its generated reference)."""
+    text = API_PAGE.read_text(encoding="utf-8")
+    section = text.split("\n## Reference", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert len(blocks) == 1, "the section holds one python example"
     return blocks[0]
 
 
 def run_example(out: Path) -> subprocess.CompletedProcess[str]:
-    code = readme_example()
+    code = guide_example()
     assert 'DATA = Path("../shared/data/trec-rag-2024")' in code
     assert 'OUT = Path("out/api")' in code
     code = code.replace('Path("../shared/data/trec-rag-2024")', f"Path({str(RAG24)!r})")
@@ -39,7 +40,7 @@ def run_example(out: Path) -> subprocess.CompletedProcess[str]:
                           cwd=REPO, timeout=300, env={**os.environ, "NO_COLOR": "1"})
 
 
-def test_the_readme_example_runs(tmp_path: Path) -> None:
+def test_the_guide_example_runs(tmp_path: Path) -> None:
     out = tmp_path / "api"
     result = run_example(out)
     assert result.returncode == 0, result.stderr
@@ -170,11 +171,9 @@ def test_a_plan_run_dry_then_live(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert re.search(r"\b0 calls to make", capsys.readouterr().err)
 
 
-def test_the_readme_plan_example_runs(tmp_path: Path) -> None:
-    """The README's plan example, as written, in a copy of its working folder."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("### One plan, three ways to run it (Python)", 1)[1].split("\n### ")[0]
-    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+def test_the_guide_plan_example_runs(tmp_path: Path) -> None:
+    """The guide's plan example, as written, in a copy of its working folder."""
+    (code,) = re.findall(r"```python\n(.*?)```", PLANS_PAGE.read_text(encoding="utf-8"), re.S)
     for folder in ("tracks/sample", "qrels", "runs/sample"):
         (tmp_path / folder).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(REPO / folder, tmp_path / folder)

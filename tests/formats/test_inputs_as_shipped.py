@@ -147,7 +147,7 @@ def test_an_older_runs_repeat_is_judged_once_and_warned() -> None:
             repeats += len(sentence.citations) != len(set(sentence.citations))
     assert repeats == 5
     result = invoke("validate", GPT4O)
-    assert result.exit_code == 1  # warnings (answers over 400 words), as before
+    assert result.exit_code == 0  # warnings only (answers over 400 words): no failure
     assert re.search(rf"^{re.escape(str(GPT4O))}: note: 5 citations name a reference their "
                      r"sentence already cites \(line \d+ answer\[\d+\]\.citations\[\d+\] cites "
                      r"references\[\d+\] as citations\[\d+\] did\): support judges each such "

@@ -122,7 +122,7 @@ def test_one_shape_per_file(tmp_path: Path) -> None:
 def test_validate_accepts_the_spot_check_runs() -> None:
     topics = str(SPOT_CHECK / "queries.jsonl")
     result = CliRunner().invoke(cli, ["validate", *map(str, SPOT_RUNS), "--topics", topics])
-    assert result.exit_code == 1, result.output  # warnings only: run 01 lists no references
+    assert result.exit_code == 0, result.output  # warnings only: run 01 lists no references
     assert "references: empty, but the responses cite 1 doc ids" in result.stderr
     assert "msmarco" not in result.output.lower()
     clean = CliRunner().invoke(cli, ["validate", *map(str, SPOT_RUNS[1:]), "--topics", topics])

@@ -297,7 +297,7 @@ def test_validate_fits_the_official_runs_with_the_default_length_tolerance() -> 
         assert {p.kind for p in report.problems} == {"answer over 400 words"}
 
     result = CliRunner().invoke(cli, ["validate", *map(str, runs), "--topics", str(topics)])
-    assert result.exit_code == 1  # the over-length answers stay warnings
+    assert result.exit_code == 0  # the over-length answers stay warnings, which pass
     assert "response_length" not in "\n".join(
         line for line in result.stderr.splitlines() if "warning" in line)
     for path in runs:

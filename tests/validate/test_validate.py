@@ -64,13 +64,17 @@ def test_real_runs_over_length_found_and_fixed(topics, tmp_path):
 def test_real_runs_cli_summary_and_json(tmp_path):
     runner = CliRunner()
     result = runner.invoke(cli, ["validate", *map(str, RUNS), "--topics", str(TOPICS)])
-    assert result.exit_code == 1, result.output  # warnings only
+    assert result.exit_code == 0, result.output  # warnings only: they do not fail the check
+    strict = runner.invoke(cli, ["validate", *map(str, RUNS), "--topics", str(TOPICS),
+                                 "--strict"])
+    assert strict.exit_code == 1 and strict.stderr == result.stderr, strict.output
     for path in RUNS:
         assert path.stem in result.stdout
         assert f"{path}:{over_400_lines(path)[0]}: warning: answer:" in result.stderr
-    result = runner.invoke(cli, ["validate", str(RUNS[0]), "--topics", str(TOPICS), "--json"])
+    result = runner.invoke(cli, ["validate", str(RUNS[0]), "--topics", str(TOPICS), "--json",
+                                 "--strict"])
     data = json.loads(result.stdout)
-    assert data["exit_code"] == 1 and data["runs"][0]["topics"] == 301
+    assert data["exit_code"] == result.exit_code == 1 and data["runs"][0]["topics"] == 301
     assert data["runs"][0]["over_length"] == len(over_400_lines(RUNS[0]))
 
 

@@ -30,4 +30,4 @@ class BattlesPart(ReportPart):
         # each battle counts once for each of its two runs
         played = sum(int(m["battles"]) for m in table.means.values()) // 2
         return (f"{len(table.means)} runs, {len(table.topics)} topics, {played} battles with "
-                "a result (blind, pairwise; README: Pairwise battles).")
+                "a result (blind, pairwise; guide: the TREC RAG 2026 tutorial, Pairwise battles).")

@@ -1,0 +1,135 @@
+"""The guide (docs/, mkdocs.yml) builds strictly and offline, and its generated reference holds
+every registered command, option, method, measure, setting, environment variable and exit code;
+an undescribed option fails the strict build."""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import click
+import pytest
+
+from nuggetizer.cli import cli
+from nuggetizer.environment import VARIABLES
+from nuggetizer.errors import EXIT_CODES
+from nuggetizer.interface.declare import settings_of
+from nuggetizer.interface.registry import method_class, method_names
+
+pytest.importorskip("mkdocs", reason="the guide's tools (the [docs] extra) are not installed")
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [ROOT / "nuggetizer", ROOT / "assessors"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                            str(out)], cwd=ROOT, capture_output=True, text=True,
+                           env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
+    assert built.returncode == 0, built.stderr[-3000:]
+    return out
+
+
+def sections(page: Path) -> dict[str, str]:
+    """{h2 id: the section's HTML up to the next h2} of a built page."""
+    text = page.read_text(encoding="utf-8")
+    parts = re.split(r'<h2 id="([^"]+)"', text)
+    return {parts[k]: parts[k + 1] for k in range(1, len(parts) - 1, 2)}
+
+
+def commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:
+    found: dict[str, click.Command] = {}
+    for name, command in group.commands.items():
+        found[prefix + name] = command
+        if isinstance(command, click.Group):
+            found |= commands(command, f"{prefix}{name} ")
+    return found
+
+
+def test_every_command_and_option_is_in_the_cli_reference(site: Path) -> None:
+    by_id = sections(site / "reference" / "cli" / "index.html")
+    registered = commands(cli)
+    assert len(registered) >= 20
+    root = click.Context(cli, info_name="nuggetizer", **cli.context_settings)
+    for name, command in registered.items():
+        section = by_id.get(name)
+        assert section is not None, f"no section for nuggetizer {name}"
+        ctx = click.Context(command, info_name=name, parent=root)
+        for param in command.get_params(ctx):
+            for opt in (*param.opts, *param.secondary_opts):
+                shown = f"<code>{opt}</code>" if isinstance(param, click.Option) else \
+                    f"<code>{param.human_readable_name}</code>"
+                assert shown in section, f"nuggetizer {name}: {opt} is not in its section"
+    assert "NUGGETIZER_ASSESSOR" in by_id["assign"]  # the variable beside its option
+
+
+def test_every_method_measure_and_setting_is_in_the_methods_reference(site: Path) -> None:
+    by_id = sections(site / "reference" / "methods" / "index.html")
+    assert set(method_names()) <= set(by_id)
+    for name in method_names():
+        cls = method_class(name)
+        text = html.unescape(re.sub(r"<[^>]+>", " ", by_id[name]))
+        for measure in cls.declared:
+            assert f" {measure.name} " in text, f"{name}: measure {measure.name} missing"
+        for setting in settings_of(cls.config_type):
+            assert f" {setting.name} " in text, f"{name}: setting {setting.name} missing"
+
+
+def test_every_environment_variable_is_declared_and_in_the_reference(site: Path) -> None:
+    used = {name for folder in SOURCES for path in folder.rglob("*.py")
+            for name in re.findall(r"\bNUGGETIZER_[A-Z_]+[A-Z]\b",
+                                   path.read_text(encoding="utf-8"))}
+    declared = {v.name for v in VARIABLES}
+    assert len(used) >= 19 and used <= declared, f"not declared: {sorted(used - declared)}"
+    page = (site / "reference" / "environment" / "index.html").read_text(encoding="utf-8")
+    for name in declared:
+        assert f'id="{name.lower()}"' in page and f"<code>{name}</code>" in page, name
+
+
+def test_the_exit_codes_and_the_api_are_in_the_reference(site: Path) -> None:
+    page = (site / "reference" / "exit-codes" / "index.html").read_text(encoding="utf-8")
+    for code in EXIT_CODES:
+        assert f"<td>{code}</td>" in page
+    api = (site / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
+    for function in ("load_topics", "build_keys", "judge", "score", "assessor"):
+        assert f'id="nuggetizer.api.{function}"' in api, function
+
+
+def test_the_site_loads_nothing_from_the_network(site: Path) -> None:
+    pages = list(site.rglob("*.html")) + list(site.rglob("*.css"))
+    assert len(list(site.rglob("index.html"))) >= 30
+    remote = re.compile(r"<script[^>]+src=\"https?://|<link[^>]+rel=\"stylesheet\"[^>]+"
+                        r"href=\"https?://|@import url\(\"?https?://|fonts\.googleapis")
+    offenders = [str(p) for p in pages if remote.search(p.read_text(encoding="utf-8"))]
+    assert not offenders
+
+
+def _hook() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("reference", ROOT / "docs/hooks/reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_option_without_help_is_a_warning_that_fails_the_strict_build(
+        caplog: pytest.LogCaptureFixture) -> None:
+    @click.command("bare")
+    @click.option("--quiet-one", is_flag=True)
+    def bare(quiet_one: bool) -> None:
+        """A command whose option says nothing."""
+
+    hook = _hook()
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.nuggetizer"):
+        text = "\n".join(hook.command_section("bare", bare, click.Context(cli)))
+    assert "<code>" not in text and "`--quiet-one`" in text
+    assert [r.getMessage() for r in caplog.records] == [
+        "nuggetizer bare: option --quiet-one has no help text"]
