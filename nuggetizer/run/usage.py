@@ -45,6 +45,7 @@ from typing import Any
 from nuggetizer.assessors.stats import PAYER
 from nuggetizer.errors import InputError
 from nuggetizer.formats.writing import Journal, write_text_atomic
+from nuggetizer.run.dryrun import Prices
 from nuggetizer.run.provenance import (
     read_json_object,
     usage_of_input,
@@ -93,8 +94,6 @@ def spend_path(usage: Path) -> Path:
 
 def _prices(fields: Any) -> Any:
     """The prices a spend journal recorded (flow/dryrun.Prices' fields), None when unknown."""
-    from nuggetizer.run.dryrun import Prices  # the assessors' layer: only when needed
-
     if not isinstance(fields, dict):
         return None
     known = {f.name for f in dataclasses.fields(Prices)}

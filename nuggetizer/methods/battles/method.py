@@ -43,6 +43,7 @@ from nuggetizer.methods.battles import measures as mb
 from nuggetizer.methods.battles.measures import POSITION, two_orders
 from nuggetizer.methods.battles.records import BattleJudgment
 from nuggetizer.methods.battles.report import BattlesPart
+from nuggetizer.methods.battles.rows import read_rows
 from nuggetizer.parsing import ParseFailure, label_schema
 
 BATTLES_FILE = "battles.jsonl"  # the judgments file of `nuggetizer battles`, in its folder
@@ -253,8 +254,6 @@ class BattlesMethod(AnswerKeyMethod):
     def read_scored(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
         """The battles as `score` reads them: small rows (methods/battles/rows.py), each line
         checked by hand, the full check (and its message) for any line that does not pass."""
-        from nuggetizer.methods.battles.rows import read_rows
-
         pairs: dict[tuple[str, str], str] = {}
         for number, row in read_rows(
                 path, lambda obj, where, line: self.judgment_record(obj, where, line, lenient)):
