@@ -63,6 +63,14 @@ def _model(engine: Engine, given: dict[str, Any]) -> str | None:
     return model
 
 
+def _within_limit(engine: Engine, candidates: int) -> None:
+    """A request's candidate passages within the server's item limit, else HTTP 413."""
+    limit = engine.settings.max_items
+    if candidates > limit:
+        raise ApiError(413, "too_many_items", f"candidates: {candidates}; this server takes "
+                       f"at most {limit}")
+
+
 @router.get("/healthz")
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
@@ -77,10 +85,7 @@ async def create(request: Request, payload: Payload) -> JSONResponse:
 async def _create(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
     given = cp.overrides(payload, cp.CREATE_OVERRIDES, "create")
     record = cp.query_record(payload, "create")
-    limit = engine.settings.max_items
-    if len(record.candidates) > limit:
-        raise ApiError(413, "too_many_items", f"candidates: {len(record.candidates)}; this "
-                       f"server takes at most {limit}")
+    _within_limit(engine, len(record.candidates))
     min_judgment = given.get("min_judgment", cp.DEFAULT_MIN_JUDGMENT)
     if isinstance(min_judgment, bool) or not isinstance(min_judgment, int | float):
         raise ValueError("overrides.min_judgment: a number is required")
@@ -173,10 +178,7 @@ async def judge_route(request: Request, payload: Payload) -> JSONResponse:
 async def _judge(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
     given = cp.overrides(payload, cp.JUDGE_OVERRIDES, "judge")
     record = cp.query_record(payload, "judge")
-    limit = engine.settings.max_items
-    if len(record.candidates) > limit:
-        raise ApiError(413, "too_many_items", f"candidates: {len(record.candidates)}; this "
-                       f"server takes at most {limit}")
+    _within_limit(engine, len(record.candidates))
     model = _model(engine, given)
     grading = Grading()
     ids = [f"p{i}" for i in range(len(record.candidates))]
