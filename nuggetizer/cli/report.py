@@ -42,10 +42,12 @@ def gathered(judged: Iterable[Judged], part: ReportPart | None) -> Iterator[Judg
     for item in judged:
         if last is not None and (part.runs is None or last.run_id in part.runs):
             part.add(last.record)
+            part.keep(last.record)
         yield item
         last = item
     if last is not None and (part.runs is None or last.run_id in part.runs):
         part.add(last.record)
+        part.keep(last.record)
 
 
 def measure_names(method: AnswerKeyMethod) -> str:

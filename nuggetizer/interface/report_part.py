@@ -12,6 +12,7 @@ the score table, by the report's figure worker from a function the method names.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,10 +68,23 @@ class ReportPart:
         self.runs = runs  # only these runs' judgments count (None: all)
         self.queries: dict[str, str] = {}  # qid -> query text, the first seen
         self.count = 0  # judgments added
+        # run: topic: what its judgments show on the run's page (HTML, zlib-compressed)
+        self.details: dict[str, dict[str, list[bytes]]] = {}
 
     def add(self, record: Any) -> None:
         """One judgment record (the report filters by run before it calls this)."""
         self.count += 1
+
+    def detail(self, record: Any) -> Sequence[tuple[str, str, str]]:
+        """What one judgment shows on the drill-down pages: (run, topic, HTML escaped by the
+        method) for each run it judges (none by default)."""
+        return ()
+
+    def keep(self, record: Any) -> None:
+        """Keep what `detail` gives of one judgment (compressed: a track's answers)."""
+        for run, qid, text in self.detail(record):
+            self.details.setdefault(run, {}).setdefault(qid, []).append(
+                zlib.compress(text.encode("utf-8"), 1))
 
     def summary(self, table: Any) -> str | None:
         """The page's first line, for a method whose judgments are not counted by topic

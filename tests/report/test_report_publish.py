@@ -148,7 +148,7 @@ def test_runs_shows_a_subset_with_ranks_among_all(evaluated: Path, tmp_path: Pat
     board = (evaluated / "leaderboard.tsv").read_text().splitlines()[1:]
     ranks = {line.split("\t")[0]: k for k, line in enumerate(board, 1)}
     for run_id in ("sample-good", "sample-poor"):
-        assert re.search(rf"{ranks[run_id]} {run_id} \d", text)
+        assert re.search(rf"{ranks[run_id]} {run_id} ([a-z]+ )?\d", text)  # group letters
     assert "Shown: 2 of the 3 runs; ranks are among all 3." in text
     listed = tmp_path / "runs.txt"
     listed.write_text("# the finalists\nsample-middling\n")

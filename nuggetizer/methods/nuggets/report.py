@@ -50,6 +50,20 @@ class Gaps(ReportPart):
         self.supported.setdefault(a.qid, set()).update(
             compress(texts, map(_SUPPORTED.__contains__, assignment)))
 
+    def detail(self, record: Assessment | LabelRow) -> list[tuple[str, str, str]]:
+        """The answer and each nugget with its importance and verdict."""
+        a = record
+        if isinstance(a, LabelRow):
+            nuggets = zip(a.texts, a.importance, a.assignment)
+        else:
+            nuggets = ((n.text, n.importance, n.assignment) for n in a.nuggets)
+        E = html.escape
+        items = "".join(f"<li class='{E(verdict)}'>{E(verdict.replace('_', ' '))}: "
+                        f"{E(text)} <small>({E(imp)})</small></li>"
+                        for text, imp, verdict in nuggets)
+        return [(a.run_id, a.qid, f"<div class='answer'>{E(a.answer_text)}</div>"
+                                  f"<ul>{items}</ul>")]
+
     def unsupported(self) -> dict[str, list[tuple[str, str]]]:
         """Per topic, the (importance, text) of nuggets that no run supported."""
         supported = self.supported
