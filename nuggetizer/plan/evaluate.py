@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import click
 
-from nuggetizer.errors import ConfigError
+from nuggetizer.errors import ConfigError, NuggetizerError
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.interface.registry import make_method
@@ -28,7 +28,7 @@ from nuggetizer.plan.sources import (
 from nuggetizer.plan.steps import assign_stage, key_stage
 from nuggetizer.plan.track import Track
 from nuggetizer.run.progress import Summary
-from nuggetizer.run.stages import Plan
+from nuggetizer.run.stages import Plan, Stage
 from nuggetizer.scoring.engine import ScoreTable
 from nuggetizer.scoring.files import ScoreFiles, ScoreScope
 
@@ -91,7 +91,8 @@ def track_plan(config: Track, plan: TrackMethod, out: Path, only: set[str] | Non
     elif key is not None and given is None:
         stages = [key_stage(method, plan.inputs, key, skipped=plan.skipped, track=config.name)]
     judge = assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
-                         plan.judged, config.name)
+                         plan.judged, config.name, lambda: {
+                             q: t.text for q, t in read_topics(config.topics).items()})
     for stage in stages:
         stage.name = f"{method.name}-{stage.name}"  # the batch state of each method apart
     for stage in stages[-1:]:
@@ -127,6 +128,8 @@ class Shown(Protocol):
 
     def combined(self, names: list[str], table: ScoreTable) -> None: ...
 
+    def failed(self, method: AnswerKeyMethod, why: str) -> None: ...
+
 
 @dataclass
 class Evaluation:
@@ -138,11 +141,14 @@ class Evaluation:
     summaries: list[Summary] = field(default_factory=list)
     tables: list[ScoreTable] = field(default_factory=list)
     board: ScoreTable | None = None
+    failed: dict[str, str] = field(default_factory=dict)  # method: why it has no scores
 
     @property
-    def table(self) -> ScoreTable:
-        """The leaderboard the evaluation ends with: the combined one, else the method's."""
-        return self.board if self.board is not None else self.tables[0]
+    def table(self) -> ScoreTable | None:
+        """The leaderboard the evaluation ends with: the combined one, else the method's
+        (None: no method could be scored)."""
+        return self.board if self.board is not None else \
+            self.tables[0] if self.tables else None
 
 
 def evaluate_plan(config: Track, methods: list[TrackMethod], out: Path, only: set[str] | None,
@@ -160,20 +166,53 @@ def evaluate_plan(config: Track, methods: list[TrackMethod], out: Path, only: se
         scope = ScoreScope(one.key, config.topics if one.key is None else None, only,
                            config.lenient)
         files = ScoreFiles(one.base / TABLES[0], one.base / TABLES[1])
-        stages.append(score_stage(
+        stage = score_stage(
             one.method, [one.judged], scope, files,
             done=_then(evaluation.tables.append, _scored(shown, one.method)),
-            begin=_beginning(shown, one.method)))
+            begin=_beginning(shown, one.method))
+        if len(methods) > 1:
+            _tolerant(stage, one.method, evaluation, shown)
+        stages.append(stage)
     if len(methods) > 1:
-        names = [one.method.name for one in methods]
-        inputs = [config.topics] + [one.base / name for one in methods for name in TABLES]
 
-        def board(table: ScoreTable) -> None:
+        def board(table: ScoreTable | None) -> None:
+            if table is None:
+                return
             evaluation.board = table
-            shown.combined(names, table)
+            scored = [one.method.name for one in methods
+                      if one.method.name not in evaluation.failed]
+            shown.combined(scored, table)
 
-        stages.append(combine_stage(lambda: evaluation.tables, out, inputs, done=board))
+        def inputs() -> list[Path]:
+            return [config.topics] + [one.base / name for one in methods
+                                      if one.method.name not in evaluation.failed
+                                      for name in TABLES]
+
+        stages.append(combine_stage(lambda: evaluation.tables, out, inputs, done=board,
+                                    missing=lambda: evaluation.failed))
     return evaluation
+
+
+def _tolerant(stage: Stage, method: AnswerKeyMethod, evaluation: Evaluation,
+              shown: Shown) -> None:
+    """A method's scoring that fails (no judgment scored, a bad judgment file) is said and
+    recorded in `evaluation.failed`, and the other methods' stages go on: their boards are
+    written, the combined board says which method is missing and why."""
+    work, done = stage.work, stage.done
+
+    async def tolerant(assessor: Any, where: Any) -> Any:
+        try:
+            return await work(assessor, where)
+        except NuggetizerError as exc:
+            evaluation.failed[method.name] = str(exc)
+            shown.failed(method, str(exc))
+            return None
+
+    def scored(table: Any) -> None:
+        if table is not None and done is not None:
+            done(table)
+
+    stage.work, stage.done = tolerant, scored
 
 
 def _beginning(shown: Shown, method: AnswerKeyMethod) -> Callable[[], None]:

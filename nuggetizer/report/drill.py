@@ -45,13 +45,13 @@ def links(table: ScoreTable) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def number(measure: str, value: float | None) -> str:
-    """A value as the pages print it: 4 decimals, one from 100 on (bt_score, L), a count
-    (battles) whole."""
+    """A value as the pages print it: 4 decimals (as the TSV tables), a count (battles)
+    whole."""
     if value is None:
         return "-"
     if measure in COUNTS and float(value).is_integer():
         return str(int(value))
-    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.4f}"
+    return f"{value:.4f}"
 
 
 def _value(row: Mapping[str, float] | None, measure: str) -> Cell:
