@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.formats.writing import write_bytes_atomic
 from nuggetizer.report.html import NOT_RECORDED, Cell, page_html, rows_html
 from nuggetizer.scoring.engine import ScoreTable
 
@@ -59,12 +59,14 @@ def _value(row: Mapping[str, float] | None, measure: str) -> Cell:
     return Cell(number(measure, value), sort=value)
 
 
-def _details(kept: Sequence[bytes]) -> str:
-    return "\n".join(zlib.decompress(b).decode("utf-8") for b in kept)
+def _details(kept: Sequence[str | bytes]) -> str:
+    return "".join(p if isinstance(p, str) else zlib.decompress(p).decode("utf-8")
+                   for p in kept)
 
 
 def write_drill(out_dir: Path, table: ScoreTable, ranks: Mapping[str, int],
-                queries: Mapping[str, str], details: Mapping[str, Mapping[str, list[bytes]]],
+                queries: Mapping[str, str],
+                details: Mapping[str, Mapping[str, list[str | bytes]]],
                 title: str) -> None:
     """Write every run's and every topic's page under `out_dir` (runs/, topics/)."""
     run_links, topic_links = links(table)
@@ -91,7 +93,7 @@ def write_drill(out_dir: Path, table: ScoreTable, ranks: Mapping[str, int],
             if q in mine:
                 body.append(f"<h3 id='{anchors[q]}'><a href='../{E(topic_links[q])}'>"
                             f"{E(q)}</a>: {E(queries.get(q, ''))}</h3>{_details(mine[q])}")
-        write_text_atomic(out_dir / run_links[run], page_html(f"{run}: {title}", body))
+        _write(out_dir / run_links[run], page_html(f"{run}: {title}", body))
     for q in table.topics:
         scored = [r for r in ranked if q in table.per_topic.get(r, {})]
         first = table.primary
@@ -106,4 +108,9 @@ def write_drill(out_dir: Path, table: ScoreTable, ranks: Mapping[str, int],
                                                      details.get(r, {}) else "")),
                      *(_value(table.per_topic[r][q], m) for m in measures)]
                     for r in scored], ["", "text run"])]
-        write_text_atomic(out_dir / topic_links[q], page_html(f"{q}: {title}", body))
+        _write(out_dir / topic_links[q], page_html(f"{q}: {title}", body))
+
+
+def _write(path: Path, text: str) -> None:
+    """A page, atomically (not fsynced one by one: hundreds of pages a rerun rewrites)."""
+    write_bytes_atomic(path, text.encode("utf-8"), sync=False)

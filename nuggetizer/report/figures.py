@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ import numpy as np  # noqa: E402
 from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import ListedColormap, NoNorm, Normalize, to_rgba_array  # noqa: E402
 
+from nuggetizer.formats.writing import write_bytes_atomic  # noqa: E402
 from nuggetizer.report import figure_worker  # noqa: E402
 from nuggetizer.scoring.engine import ScoreTable  # noqa: E402
 
@@ -44,13 +46,12 @@ def figure(rows: int = 1, cols: int = 1, *, width: float = 8, height: float = 4.
 def save(fig: Any, path: Path) -> None:
     """Save a figure as PNG atomically (rendered in memory, then written) and close it."""
     buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    with warnings.catch_warnings():  # a library's warnings are not the user's to read
+        warnings.simplefilter("ignore")
+        fig.tight_layout()
+        fig.savefig(buffer, format="png", dpi=DPI)
     plt.close(fig)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(buffer.getvalue())
-    tmp.replace(path)
+    write_bytes_atomic(path, buffer.getvalue(), sync=False)
 
 
 Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]

@@ -54,7 +54,7 @@ class Cell:
 
 def _cell(cell: str | Cell, cls: str) -> str:
     if isinstance(cell, str):
-        cell = Cell(cell)
+        return f"<td class='{cls}'>{E(cell)}</td>" if cls else f"<td>{E(cell)}</td>"
     classes = " ".join(c for c in (cls, cell.cls) if c)
     attrs = (f" class='{E(classes)}'" if classes else "") + (
         f" data-v='{cell.sort!r}'" if cell.sort is not None else "")

@@ -28,7 +28,7 @@ class BattlesPart(ReportPart):
              f"{FIGURES}:wins_png"),
     )
 
-    def detail(self, record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    def detail(self, record: Mapping[str, Any]) -> list[tuple[str, str, list[str]]]:
         """A battle, on each of its two runs' pages: the opponent, the result for the run,
         and every order's verdict."""
         E = html.escape
@@ -39,8 +39,8 @@ class BattlesPart(ReportPart):
         for run, other, mine in ((a, b, "a"), (b, a, "b")):
             said = ("tie" if result == "tie" else "unjudged" if result not in ("a", "b")
                     else "won" if result == mine else "lost")
-            shown.append((run, record["qid"], f"<p>Battle against {E(other)}: <b>{said}</b>"
-                          f" <small>({orders})</small></p>"))
+            shown.append((run, record["qid"], [f"<p>Battle against {E(other)}: <b>{said}</b>"
+                                               f" <small>({orders})</small></p>"]))
         return shown
 
     def summary(self, table: Any) -> str:

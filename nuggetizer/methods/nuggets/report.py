@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Collection, Mapping, Sequence
+from functools import cache
 from itertools import compress
 from typing import Any
 
@@ -14,6 +15,14 @@ from nuggetizer.labels import SUPPORTED
 from nuggetizer.types import Assessment
 
 _SUPPORTED = frozenset(SUPPORTED)
+
+
+@cache
+def _line(text: str, importance: str, verdict: str) -> str:
+    """A nugget with its verdict, as the drill-down pages list it."""
+    E = html.escape
+    return (f"<li class='{E(verdict)}'>{E(verdict.replace('_', ' '))}: {E(text)} "
+            f"<small>({E(importance)})</small></li>")
 
 
 class Gaps(ReportPart):
@@ -50,19 +59,16 @@ class Gaps(ReportPart):
         self.supported.setdefault(a.qid, set()).update(
             compress(texts, map(_SUPPORTED.__contains__, assignment)))
 
-    def detail(self, record: Assessment | LabelRow) -> list[tuple[str, str, str]]:
-        """The answer and each nugget with its importance and verdict."""
+    def detail(self, record: Assessment | LabelRow) -> list[tuple[str, str, list[str]]]:
+        """The answer and each nugget with its importance and verdict (one line each, the
+        same string wherever it recurs)."""
         a = record
         if isinstance(a, LabelRow):
             nuggets = zip(a.texts, a.importance, a.assignment)
         else:
             nuggets = ((n.text, n.importance, n.assignment) for n in a.nuggets)
-        E = html.escape
-        items = "".join(f"<li class='{E(verdict)}'>{E(verdict.replace('_', ' '))}: "
-                        f"{E(text)} <small>({E(imp)})</small></li>"
-                        for text, imp, verdict in nuggets)
-        return [(a.run_id, a.qid, f"<div class='answer'>{E(a.answer_text)}</div>"
-                                  f"<ul>{items}</ul>")]
+        return [(a.run_id, a.qid, [f"<div class='answer'>{html.escape(a.answer_text)}</div>"
+                                   "<ul>", *(_line(*n) for n in nuggets), "</ul>"])]
 
     def unsupported(self) -> dict[str, list[tuple[str, str]]]:
         """Per topic, the (importance, text) of nuggets that no run supported."""
