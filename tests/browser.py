@@ -37,16 +37,16 @@ def screenshot(page: Path, tmp: Path) -> np.ndarray:
     return matplotlib.image.imread(shot)
 
 
-def shoot(page: Path, shot: Path, tmp: Path, *, fragment: str = "",
-          size: tuple[int, int] = (1200, 900)) -> np.ndarray:
-    """The page (scrolled to `#fragment`) at `size`, kept as the PNG `shot` (its path printed,
-    for a person to look at) and returned as an RGB(A) array."""
+def shoot(page: Path, shot: Path, tmp: Path, *, size: tuple[int, int] = (1200, 900)
+          ) -> np.ndarray:
+    """The page (or image) at `size`, kept as the PNG `shot` (its path printed, for a person
+    to look at) and returned as an RGB(A) array."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is missing: `make test` installs Debian's chromium")
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+    url = page.resolve().as_uri()
     subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

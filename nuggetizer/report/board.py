@@ -109,17 +109,19 @@ def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[s
 
 
 def board_html(board: Board, links: Mapping[str, str]) -> str:
-    """The leaderboard table (run names linked to their pages), then the groups in words."""
+    """The groups in words and how the intervals were made, then the leaderboard table (run
+    names linked to their pages; scrolled sideways when wider than the page)."""
     rows = [[Cell(text, links.get(text) if k == 1 else None, sort,
                   "ci" if "[" in text else "") for k, (text, sort) in enumerate(row)]
             for row in board.rows()]
     E = html.escape
     words = "".join(f"<li>{E(s)}</li>" for s in board.sentences())
     notes = " ".join(board.notes())
-    return (rows_html(board.head(), rows, ["", "text run", "text"])
-            + (f"<div class='groups'><b>Which runs can be told apart</b><ul>{words}</ul>"
-               "</div>" if words else "")
-            + (f"<p><small>{E(notes)}</small></p>" if notes else ""))
+    return ((f"<div class='groups'><b>Which runs can be told apart</b><ul>{words}</ul>"
+             "</div>" if words else "")
+            + (f"<p><small>{E(notes)}</small></p>" if notes else "")
+            + "<div class='wide'>" + rows_html(board.head(), rows, ["", "text run", "text"])
+            + "</div>")
 
 
 def board_markdown(board: Board) -> str:

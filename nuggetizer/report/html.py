@@ -25,7 +25,7 @@ th{cursor:pointer;position:sticky;top:0}th.asc::after{content:" \\25B2"}
 th.desc::after{content:" \\25BC"}nav ul{columns:2}.groups{background:#f6f6ff;padding:0.5em}
 .support{color:#060}.partial_support{color:#850}.not_support{color:#a00}
 .answer{white-space:pre-wrap;background:#fafafa;border:1px solid #ddd;padding:0.5em}
-td.ci{white-space:nowrap;color:#444}"""
+td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}"""
 
 # Every table sorts by a click on its column heads (numbers as numbers, a cell's data-v
 # first); inline, so that the page stays one file that needs no network.

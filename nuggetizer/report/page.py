@@ -26,8 +26,8 @@ from typing import Any
 from nuggetizer import __version__
 from nuggetizer.errors import InputError
 from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.interface.registry import make_method
-from nuggetizer.interface.report_part import ReportPart, ReportSection
+from nuggetizer.interface.registry import make_method, method_names
+from nuggetizer.interface.report_part import Plot, ReportPart, ReportSection
 from nuggetizer.measures.base import Measure
 from nuggetizer.report.board import board_html, board_latex, board_markdown, make_board
 from nuggetizer.report.drill import links, write_drill
@@ -120,6 +120,20 @@ def glossary_html(table: ScoreTable, declared: Sequence[Measure]) -> str:
     return f"<h2 id='measures'>Measures</h2><dl>{items}</dl>"
 
 
+def _others_plots(table: ScoreTable, part: ReportPart) -> list[Plot]:
+    """The figures of other methods' primary measures that a combined table holds (the
+    battles' scores with their intervals, in a several-method evaluate's table)."""
+    found = []
+    for name in method_names():
+        method = make_method(name)
+        other = method.report_part(None)
+        if other is None or type(other) is type(part):
+            continue
+        found += [plot for plot in other.plots if plot.measure == method.primary
+                  and plot.measure in table.measures]
+    return found
+
+
 def _section_html(section: ReportSection, anchor: str) -> list[str]:
     E = html.escape
     parts = [f"<h2 id='{anchor}'>{E(section.title)}</h2>"
@@ -164,13 +178,16 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     chosen = [measure] if isinstance(measure, str) else list(measure)
     figures: dict[str, tuple[Any, str, str]] = {}
     for m in chosen:
+        if not any(m in row for rows in shown.per_topic.values() for row in rows.values()):
+            continue  # no per-topic values (bt_score: one fit): its own figure, below
         tag = "" if len(chosen) == 1 else f"_{_file_part(m)}"
         figures[f"distributions{tag}.png"] = (distributions_png, m, f"Per-topic {m} of each run")
         figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run")
     if "L" in shown.measures:
-        figures["length.png"] = (length_png, chosen[0], f"{chosen[0]} against answer length")
+        figures["length.png"] = (length_png, chosen[0], f"Each run's mean {chosen[0]} against "
+                                 "its mean answer length")
     figures.update({plot.name: (resolve_name(plot.draw), plot.measure, plot.caption)
-                    for plot in part.plots})
+                    for plot in [*part.plots, *_others_plots(shown, part)]})
     draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
     sections = part.sections(shown, sources.queries, bool(runs))
     for section in sections:

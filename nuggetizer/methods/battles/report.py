@@ -24,7 +24,8 @@ class BattlesPart(ReportPart):
     plots = (
         Plot(SCORES_FIGURE, "bt_score", "Bradley-Terry scores with bootstrap intervals",
              f"{FIGURES}:scores_png"),
-        Plot(WINS_FIGURE, "win_rate", "Pairwise win rates: run (row) against opponent",
+        Plot(WINS_FIGURE, "win_rate", "Pairwise win rates: run (row) against opponent "
+             "(wins-ties-losses in the cells; grey: never met)",
              f"{FIGURES}:wins_png"),
     )
 
