@@ -11,7 +11,7 @@ import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines, method_options
 from nuggetizer.cli.steps import configured
-from nuggetizer.errors import InputError
+from nuggetizer.errors import InputError, NothingJudgedError
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod
@@ -20,6 +20,7 @@ from nuggetizer.interface.report_part import ReportPart
 from nuggetizer.measures.base import Measure
 from nuggetizer.report.sources import Sources, add_jsonl, add_table, beside_key
 from nuggetizer.scoring.engine import judgment_files, read_judged, score_judged
+from nuggetizer.scoring.files import left_out_text
 from nuggetizer.scoring.tables import is_per_topic
 
 if TYPE_CHECKING:
@@ -138,6 +139,11 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         table = score_judged(chosen_method,
                              gathered(read_judged(chosen_method, files, lenient, True), part),
                              keys, lenient)
+        if table.judged_nothing:  # as `score` says it: no page of scores that are not there
+            raise NothingJudgedError(
+                f"report --method {chosen_method.name}: nothing was judged in {len(files)} "
+                f"judgment files ({left_out_text(table)}); no report written: judge again "
+                "with an assessor that answers")
         declared = list(chosen_method.declared)
         summary = None
         key = nuggets or beside_key(files, chosen_method.judging.key_file)

@@ -72,8 +72,8 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
     pending = []
     if apart and here:
         for draw, measure, path in apart:
-            future = figure_worker.submit(draw, one_measure(table, measure), measure, path,
-                                          dict(ranks or {}))
+            future = figure_worker.submit(quietly, draw, one_measure(table, measure), measure,
+                                          path, dict(ranks or {}))
             if future is None:
                 break
             pending.append(future)
@@ -81,11 +81,21 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
         here = list(jobs)
     try:
         for draw, measure, path in here:
-            draw(table, measure, path, ranks)
+            quietly(draw, table, measure, path, ranks)
         for future in pending:
             future.result()  # a child's error is raised here
     finally:
         figure_worker.stop()
+
+
+def quietly(draw: Draw, table: ScoreTable, measure: str, path: Path,
+            ranks: Mapping[str, int] | None) -> object:
+    """`draw(...)` with matplotlib's and numpy's warnings kept off stderr (an empty run's
+    box, a constant axis): the figure is drawn as well as it can be, and they are not the
+    user's to read."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return draw(table, measure, path, ranks)
 
 
 def one_measure(table: ScoreTable, measure: str) -> ScoreTable:

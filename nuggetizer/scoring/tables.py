@@ -4,6 +4,7 @@ with `all` rows holding the run means), a terminal view; read back strictly, fil
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -28,9 +29,13 @@ def _rows(path: Path) -> list[tuple[int, list[str]]]:
 
 def _number(text: str, path: Path, line: int) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise InputError(path, line, f"value {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(path, line, f"value {text!r} is not a finite number: a score table "
+                         "holds finite scores (leave out the row of a run without one)")
+    return value
 
 
 def is_per_topic(path: str | Path) -> bool:
