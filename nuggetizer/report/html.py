@@ -199,7 +199,7 @@ def topics_html(table: ScoreTable, measure: str, queries: Mapping[str, str],
                 ranks: Mapping[str, int], links: Mapping[str, str] | None = None) -> str:
     """Every topic (linked to its page in `links`) with its query text, the mean of `measure`
     over the runs shown, the best of them (full name) and how many answered it."""
-    rows = []
+    rows: list[list[str | Cell]] = []
     for qid in table.topics:
         values = {r: v for r in table.ranking()
                   if (v := table.per_topic[r].get(qid, {}).get(measure)) is not None}

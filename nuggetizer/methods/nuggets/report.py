@@ -4,7 +4,7 @@ assessment at a time (so that none need be kept), with each topic's query text."
 from __future__ import annotations
 
 import html
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cache
 from itertools import compress
 from typing import Any
@@ -63,10 +63,9 @@ class Gaps(ReportPart):
         """The answer and each nugget with its importance and verdict (one line each, the
         same string wherever it recurs)."""
         a = record
-        if isinstance(a, LabelRow):
-            nuggets = zip(a.texts, a.importance, a.assignment)
-        else:
-            nuggets = ((n.text, n.importance, n.assignment) for n in a.nuggets)
+        nuggets: Iterable[tuple[str, str, str]] = \
+            zip(a.texts, a.importance, a.assignment) if isinstance(a, LabelRow) else \
+            ((n.text, n.importance, n.assignment) for n in a.nuggets)
         return [(a.run_id, a.qid, [f"<div class='answer'>{html.escape(a.answer_text)}</div>"
                                    "<ul>", *(_line(*n) for n in nuggets), "</ul>"])]
 
