@@ -150,7 +150,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
                  runs: Sequence[str] | None = None, declared: Sequence[Measure] = (),
-                 trials: int = TRIALS) -> Path:
+                 trials: int = TRIALS, pages: bool = True) -> Path:
     """Write `index.html` and its PNGs into `out_dir`; returns the HTML path. The leaderboard
     holds every measure of the table, the glossary those of `declared` (the methods'
     Measure declarations); the figures are drawn for each measure in `measure` (one:
@@ -161,7 +161,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     sections (and their figures) follow; a list of nugget assessments stands for the nuggets
     method's part. `sources`: what the inputs record (provenance, usage, query texts);
     `runs`: show only these (UnknownRuns, before anything is written, for an id the table
-    lacks)."""
+    lacks); `trials`: of the test that groups the runs; `pages`: a page per run and per
+    topic (report/drill.py)."""
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     shown = select_runs(table, runs) if runs else table
     if isinstance(assessments, ReportPart):
@@ -204,8 +205,9 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                     f"among all {len(table.means)}.")
     E = html.escape
     board = make_board(shown, ranks, [shown.primary, *chosen], trials=trials)
-    run_links, topic_links = links(shown)
-    write_drill(out_dir, shown, ranks, sources.queries, part.details, title)
+    run_links, topic_links = links(shown) if pages else ({}, {})
+    if pages:
+        write_drill(out_dir, shown, ranks, sources.queries, part.details, title)
     write_text_atomic(out_dir / "leaderboard.md", board_markdown(board))
     write_text_atomic(out_dir / "leaderboard.tex", board_latex(board))
     contents = [("leaderboard", "Leaderboard"), ("measures", "Measures"),
@@ -222,8 +224,9 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  f"<li><a href='#{anchor}'>{E(text)}</a></li>" for anchor, text in contents)
              + "</ul></nav>",
              "<h2 id='leaderboard'>Leaderboard</h2>", board_html(board, run_links),
-             "<p><small>The figures label runs by this rank; a run's name leads to its page "
-             "(every topic's judgment), a topic's id to its page (every run on it). Click a "
+             "<p><small>The figures label runs by this rank" + (
+                 "; a run's name leads to its page (every topic's judgment), a topic's id to "
+                 "its page (every run on it)" if pages else "") + ". Click a "
              "column's head to sort. The table as Markdown: <a href='leaderboard.md'>"
              "leaderboard.md</a>, as LaTeX (booktabs): <a href='leaderboard.tex'>"
              "leaderboard.tex</a>.</small></p>", glossary]
