@@ -23,7 +23,8 @@ img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}.vital{font-weight:bold}
 .scroll img{max-width:none;border:0;margin:0}.none{color:#a00}
 th{cursor:pointer;position:sticky;top:0}th.asc::after{content:" \\25B2"}
 th.desc::after{content:" \\25BC"}nav ul{columns:2}.groups{background:#f6f6ff;padding:0.5em}
-.support{color:#060}.partial_support{color:#850}.not_support{color:#a00}
+.support,.full_support{color:#060}.partial_support{color:#850}
+.not_support,.no_support,.unjudged{color:#a00}
 .answer{white-space:pre-wrap;background:#fafafa;border:1px solid #ddd;padding:0.5em}
 td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}"""
 

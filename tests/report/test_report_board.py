@@ -167,3 +167,25 @@ def test_the_page_and_its_drill_down_in_chromium(baselines: Path, tmp_path: Path
     topic_page = rendered_dom(out / html.unescape(topic.group(1)), tmp_path)
     assert topic_page.count("../runs/") >= 3  # every run, a click from its judgment
     assert "http://" not in text and "https://" not in text  # offline
+
+
+def test_a_runs_page_shows_each_citations_support_verdict(tmp_path: Path) -> None:
+    """Support judgments (mock assessor) of the sample runs: a run's page lists each sentence
+    of its answer with the verdict of every passage it cites, as the judgment file holds."""
+    repo = Path(__file__).resolve().parents[2]
+    run = repo / "runs" / "sample" / "good.jsonl"
+    judged = tmp_path / "judged"
+    done = invoke("assign", "--method", "support", "--run", run, "--corpus",
+                  repo / "tracks" / "sample" / "corpus.jsonl", "-o", judged, "--no-cache",
+                  "--assessor", "mock")
+    assert done.exit_code == 0, done.output
+    out = tmp_path / "report"
+    done = invoke("report", "--method", "support", judged, "-o", out)
+    assert done.exit_code == 0, done.output
+    record = json.loads((judged / "sample-good.jsonl").read_text().splitlines()[0])
+    page = (out / "runs" / "sample-good.html").read_text(encoding="utf-8")
+    for sentence in record["sentences"]:
+        assert html.escape(sentence["text"]) in page
+        for pair in sentence["pairs"]:
+            assert (f"<li class='{pair['label']}'>[{html.escape(str(pair['citation']))}] "
+                    f"{html.escape(pair['docid'])}: {pair['label'].replace('_', ' ')}") in page
