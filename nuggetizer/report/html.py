@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from nuggetizer.report.sources import Made, Sources
 from nuggetizer.run.progress import TOKEN_FIELDS
@@ -40,6 +41,17 @@ c=y[0];if(a[0]!==c[0])return a[0]-c[0];const d=a[1]<c[1]?-1:a[1]>c[1]?1:0;
 return up?d:-d}).forEach(p=>b.appendChild(p[1]))})));"""
 
 E = html.escape
+# where this package is installed, and the home folder: a published page names neither
+_INSTALLED = str(Path(__file__).resolve().parents[1])
+_HOME = str(Path.home())
+
+
+def public_path(text: str) -> str:
+    """A path (or a note holding one) as a published page shows it: the package's install
+    folder as <nuggetizer>, the home folder as ~ (this machine's layout is no reader's
+    business)."""
+    text = text.replace(_INSTALLED, "<nuggetizer>")
+    return text.replace(_HOME + "/", "~/") if _HOME not in ("", "/") else text
 
 
 @dataclass(frozen=True)
@@ -191,7 +203,8 @@ def provenance_html(sources: Sources, written: datetime, version: str) -> str:
         parts.append(f"<p class='none'>{NOT_RECORDED} (no usage.json or *.usage.json beside "
                      "the inputs, nor usage in their .provenance.json)</p>")
     if sources.notes:
-        parts.append("<ul>" + "".join(f"<li><small>{E(n)}</small></li>" for n in sources.notes)
+        parts.append("<ul>" + "".join(f"<li><small>{E(public_path(n))}</small></li>"
+                                       for n in sources.notes)
                      + "</ul>")
     return "\n".join(parts)
 

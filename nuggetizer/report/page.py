@@ -37,7 +37,7 @@ from nuggetizer.report.figures import (
     heatmap_png,
     length_png,
 )
-from nuggetizer.report.html import page_html, provenance_html, topics_html
+from nuggetizer.report.html import page_html, provenance_html, public_path, topics_html
 from nuggetizer.report.sources import Sources
 from nuggetizer.scoring.engine import ScoreTable
 from nuggetizer.scoring.tables import iter_per_topic
@@ -238,7 +238,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     parts += [f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",
               topics_html(shown, chosen[0], sources.queries, ranks, topic_links),
               provenance_html(sources, datetime.now(UTC), __version__)]
-    made_from = "".join(f"<li>{E(str(p))}</li>" for p in inputs)
+    made_from = "".join(f"<li>{E(public_path(str(p)))}</li>" for p in inputs)
     parts.append(f"<hr><p><small>nuggetizer {__version__}; inputs:</small></p>"
                  f"<ul><small>{made_from}</small></ul>")
     path = out_dir / "index.html"

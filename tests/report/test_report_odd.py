@@ -118,3 +118,13 @@ def write_key(tmp_path: Path) -> Path:
         "--no-cache", "--assessor", "mock"])
     assert made.exit_code == 0, made.output
     return key
+
+
+def test_a_published_page_names_no_install_folder_of_this_machine() -> None:
+    import nuggetizer
+    from nuggetizer.report.html import public_path
+
+    installed = Path(nuggetizer.__file__).resolve().parent / "tracks" / "rag26" / "topics.tsv"
+    assert public_path(f"answer key found beside the assessments: {installed}") == \
+        "answer key found beside the assessments: <nuggetizer>/tracks/rag26/topics.tsv"
+    assert public_path(str(Path.home() / "runs" / "a.jsonl")) == "~/runs/a.jsonl"
