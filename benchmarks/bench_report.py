@@ -60,7 +60,8 @@ def main() -> None:
             print(f"checkout {index}: the written folder holds {size / 2**20:.1f} MiB in "
                   f"{sum(1 for p in written.rglob('*') if p.is_file())} files")
         for line in compare(folder / "out", len(args.checkouts), lambda p: p.suffix != ".png"):
-            print(line)
+            only = line.count("(only in one)")  # the drill-down pages an older checkout lacks
+            print(line if len(line) < 600 else f"{line[:600]} ... ({only} files in one only)")
         base = folder / "out" / "checkout0" / "round0"
         for index in range(1, len(args.checkouts)):
             other = folder / "out" / f"checkout{index}" / "round0"

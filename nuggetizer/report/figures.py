@@ -220,11 +220,12 @@ def heatmap_png(table: ScoreTable, measure: str, path: Path,
     top = max([1.0] + [v for row in grid for v in row if not math.isnan(v)])
     image = ScalarMappable(Normalize(vmin=0, vmax=top), "viridis")
     _draw_cells(ax, image, grid)
+    few = len(ranked) <= 20
     thinned_ticks(ax, "x", [str(rank) for rank, _ in ranked], geometry.column_step,
-                  geometry.label_pt, rotation=90)
+                  9 if few else geometry.label_pt, rotation=0 if few else 90)
     thinned_ticks(ax, "y", topics, geometry.row_step, geometry.label_pt)
     ax.set_xlabel("run (leaderboard rank)")
-    ax.set_ylabel("topic (easiest at the top: mean over the runs)")
+    ax.set_ylabel("topic (easiest first)")
     if len(ranked) > 1 or len(topics) > 1:
         ax.tick_params(axis="x", top=True, labeltop=len(topics) > 40)  # ranks above, too
     fig.colorbar(image, ax=ax, label=measure, fraction=min(0.15, 1.0 / geometry.width_in),

@@ -183,7 +183,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
             continue  # no per-topic values (bt_score: one fit): its own figure, below
         tag = "" if len(chosen) == 1 else f"_{_file_part(m)}"
         figures[f"distributions{tag}.png"] = (distributions_png, m, f"Per-topic {m} of each run")
-        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run")
+        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run (runs by rank, "
+                                        "topics easiest first: by their mean over the runs)")
     if "L" in shown.measures:
         figures["length.png"] = (length_png, chosen[0], f"Each run's mean {chosen[0]} against "
                                  "its mean answer length")
