@@ -42,12 +42,19 @@ class Board:
 
     @property
     def grouped(self) -> Groups | None:
-        """The groups of the ranking measure (else of the first measure grouped)."""
-        return self.groups.get(self.table.primary) or next(iter(self.groups.values()), None)
+        """The groups of the ranking measure (None where it has no per-topic values)."""
+        return self.groups.get(self.table.primary)
+
+    @property
+    def measures(self) -> list[str]:
+        """The columns of measures: the table's, less the bounds of an interval shown in a
+        column of its own (bt_low, bt_high)."""
+        bounds = {b for m, pair in OWN_INTERVALS.items() if m in self.intervals for b in pair}
+        return [m for m in self.table.measures if m not in bounds]
 
     def head(self) -> list[str]:
         cells = ["rank", "run_id"] + (["group"] if self.grouped else [])
-        for m in self.table.measures:
+        for m in self.measures:
             cells.append(m)
             if m in self.intervals:
                 cells.append(f"{m} {round(self.level * 100)}% CI")
@@ -62,7 +69,7 @@ class Board:
             row: list[tuple[str, float | None]] = [(str(self.ranks[run]), None), (run, None)]
             if self.grouped:
                 row.append((letters.get(run, "-"), None))
-            for m in self.table.measures:
+            for m in self.measures:
                 row.append((number(m, means.get(m)), means.get(m)))
                 if m in self.intervals:
                     low_high = self.intervals[m].get(run)
@@ -86,15 +93,17 @@ class Board:
         own = [m for m in self.intervals if m in OWN_INTERVALS]
         if own:
             said.append(f"Intervals of {', '.join(own)}: the battles' own bootstrap "
-                        "(topics resampled, the Bradley-Terry model refitted each time).")
+                        "(topics resampled, the Bradley-Terry model refitted each time); "
+                        "runs whose intervals overlap may not differ.")
         return said
 
 
 def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[str], *,
                rounds: int = ROUNDS, trials: int = TRIALS, level: float = LEVEL,
                alpha: float = ALPHA) -> Board:
-    """The leaderboard of `table` with intervals and groups of each of `measures` (those the
-    table holds; groups where the runs have per-topic values)."""
+    """The leaderboard of `table` with intervals of each of `measures` (those the table
+    holds) and the groups of the ranking measure (where the runs have per-topic values of it:
+    the groups are stretches of the page's ranks)."""
     board = Board(table, ranks, level=level, rounds=rounds)
     for m in dict.fromkeys(measures):
         if m not in table.measures:
@@ -102,9 +111,10 @@ def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[s
         found = bootstrap_intervals(table, m, rounds=rounds, level=level)
         if found:
             board.intervals[m] = found
-        if m not in OWN_INTERVALS and any(m in row for rows in table.per_topic.values()
-                                          for row in rows.values()):
-            board.groups[m] = groups(table, m, trials=trials, alpha=alpha)
+    m = table.primary
+    if m not in OWN_INTERVALS and any(m in row for rows in table.per_topic.values()
+                                      for row in rows.values()):
+        board.groups[m] = groups(table, m, trials=trials, alpha=alpha)
     return board
 
 

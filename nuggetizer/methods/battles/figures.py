@@ -73,8 +73,8 @@ def wins_png(table: ScoreTable, measure: str, path: Path,
     numbered = len(ranked) <= NUMBERED
     geometry = heatmap_geometry(len(ranked), len(ranked), 4)
     if numbered:  # cells wide enough for "12-3-4" at 6 pt
-        geometry = HeatGeometry(max(6.0, 1.5 + 0.45 * len(ranked)),
-                                max(3.0, 1.4 + 0.3 * len(ranked)), 0.45, 0.3, LABEL_PT)
+        geometry = HeatGeometry(max(6.0, 1.5 + 0.55 * len(ranked)),
+                                max(3.0, 1.4 + 0.3 * len(ranked)), 0.55, 0.3, LABEL_PT)
     fig, (ax,) = figure(width=geometry.width_in, height=geometry.height_in)
     grid = [[results[(r, c)][1] if (r, c) in results else math.nan for _, c in ranked]
             for _, r in ranked]
@@ -82,19 +82,20 @@ def wins_png(table: ScoreTable, measure: str, path: Path,
     image: Any = ScalarMappable(Normalize(vmin=0, vmax=1), colours)
     _draw_cells(ax, image, grid)
     labels = [str(rank) for rank, _ in ranked]
-    thinned_ticks(ax, "x", labels, geometry.column_step, geometry.label_pt, rotation=90)
-    thinned_ticks(ax, "y", labels, geometry.row_step, geometry.label_pt)
+    thinned_ticks(ax, "x", labels, geometry.column_step, 9 if numbered else geometry.label_pt,
+                  rotation=0 if numbered else 90)
+    thinned_ticks(ax, "y", labels, geometry.row_step, 9 if numbered else geometry.label_pt)
     if numbered:
         for i, (_, r) in enumerate(ranked):
             for j, (_, c) in enumerate(ranked):
-                text = results[(r, c)][0] if (r, c) in results else "" if r == c else "never"
+                text = results[(r, c)][0] if (r, c) in results else "-" if r == c else "never"
                 if text:
-                    ax.text(j, i, text, ha="center", va="center", fontsize=6,
+                    ax.text(j, i, text, ha="center", va="center", fontsize=8,
                             color="black" if 0.25 < grid[i][j] < 0.75 or
                             math.isnan(grid[i][j]) else "white")
     ax.set_xlabel("opponent (leaderboard rank)")
     ax.set_ylabel("run (leaderboard rank)")
-    fig.colorbar(image, ax=ax, label="win rate (a tie half); grey: never met",
+    fig.colorbar(image, ax=ax, label="win rate (a tie half)",
                  fraction=min(0.15, 1.0 / geometry.width_in))
     save(fig, path)
     return geometry
