@@ -63,6 +63,7 @@ class ReportPart:
     as below. By default: nothing."""
 
     items = "items"
+    on_topic_pages = False  # what `detail` gives shown on the topic's page too (battles)
     drawn: tuple[str, ...] = ()  # the measures drawn when none is asked (else the primary)
     plots: tuple[Plot, ...] = ()  # the method's figures of the score table
 

@@ -67,8 +67,9 @@ def _details(kept: Sequence[str | bytes]) -> str:
 def write_drill(out_dir: Path, table: ScoreTable, ranks: Mapping[str, int],
                 queries: Mapping[str, str],
                 details: Mapping[str, Mapping[str, list[str | bytes]]],
-                title: str) -> None:
-    """Write every run's and every topic's page under `out_dir` (runs/, topics/)."""
+                title: str, on_topic_pages: bool = False) -> None:
+    """Write every run's and every topic's page under `out_dir` (runs/, topics/);
+    `on_topic_pages`: each run's judgment shown on the topic's page too (battles)."""
     run_links, topic_links = links(table)
     anchors = {q: f"t{k}" for k, q in enumerate(table.topics)}
     measures = [m for m in table.measures]
@@ -108,6 +109,9 @@ def write_drill(out_dir: Path, table: ScoreTable, ranks: Mapping[str, int],
                                                      details.get(r, {}) else "")),
                      *(_value(table.per_topic[r][q], m) for m in measures)]
                     for r in scored], ["", "text run"])]
+        if on_topic_pages:
+            body += [f"<h3><a href='../{E(run_links[r])}'>{E(r)}</a></h3>"
+                     + _details(details[r][q]) for r in ranked if q in details.get(r, {})]
         _write(out_dir / topic_links[q], page_html(f"{q}: {title}", body))
 
 
