@@ -1,14 +1,15 @@
 """The report at track scale: 150 runs x 300 topics x 20 nuggets of synthetic assessments.
 
     .venv/bin/python benchmarks/bench_report.py [--runs 150] [--topics 300] [--nuggets 20]
-        [--repeat 3] [--checkout PATH ...]
+        [--repeat 3] [--checkout PATH ...] [--main-only]
 
 Writes the assessment files as `bench_score.py` does (long run names, as the report's scale
 test uses), then runs `nuggetizer report FOLDER -o OUT` in fresh processes and prints the
 median time and peak memory (max RSS). With `--checkout` (repeatable: each a checkout with its
 own .venv), the checkouts report on the same files in alternating runs, and their pages and
 figures are compared: the HTML byte for byte (the date aside), each PNG byte for byte and, where
-the bytes differ, pixel for pixel.
+the bytes differ, pixel for pixel. `--main-only`: every checkout but the first (an older one,
+without drill-down pages) writes the main page alone (`report --no-pages`).
 """
 
 from __future__ import annotations
@@ -37,16 +38,30 @@ def same_pixels(a: Path, b: Path) -> bool:
 
 
 def main() -> None:
+    main_only = "--main-only" in sys.argv
+    if main_only:
+        sys.argv.remove("--main-only")
     args = arguments(__doc__, topics=300)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         prepare(folder, args, name=NAME)
-        timings = alternate(args.checkouts, args.repeat, folder / "out",
-                            lambda out: ["report", str(folder / "assessments"), "-o", str(out)])
+
+        def command(out: Path) -> list[str]:
+            later = out.parent.name != "checkout0"  # out/checkoutN/roundR
+            return ["report", str(folder / "assessments"), "-o", str(out),
+                    *(["--no-pages"] if main_only and later else [])]
+
+        timings = alternate(args.checkouts, args.repeat, folder / "out", command)
         for t in timings:
             print(t.line("report"))
+        for index in range(len(args.checkouts)):
+            written = folder / "out" / f"checkout{index}" / "round0"
+            size = sum(p.stat().st_size for p in written.rglob("*") if p.is_file())
+            print(f"checkout {index}: the written folder holds {size / 2**20:.1f} MiB in "
+                  f"{sum(1 for p in written.rglob('*') if p.is_file())} files")
         for line in compare(folder / "out", len(args.checkouts), lambda p: p.suffix != ".png"):
-            print(line)
+            only = line.count("(only in one)")  # the drill-down pages an older checkout lacks
+            print(line if len(line) < 600 else f"{line[:600]} ... ({only} files in one only)")
         base = folder / "out" / "checkout0" / "round0"
         for index in range(1, len(args.checkouts)):
             other = folder / "out" / f"checkout{index}" / "round0"

@@ -82,6 +82,10 @@ class OutputError(NuggetizerError):
         fix = WRITE_FAULTS.get(exc.errno or 0, "")
         super().__init__(f"cannot write {self.path}: {why}{f' ({fix})' if fix else ''}; {KEPT}")
 
+    def __reduce__(self) -> tuple:
+        """Rebuilt from what it was made of (raised in a child process, re-raised here)."""
+        return (OutputError, (self.path, OSError(self.errno, self.args[0])))
+
 
 def write_fault(exc: BaseException) -> OutputError | None:
     """An OSError only writing can meet (a full disk, a read-only file system) inside `exc`,

@@ -37,6 +37,26 @@ def screenshot(page: Path, tmp: Path) -> np.ndarray:
     return matplotlib.image.imread(shot)
 
 
+def shoot(page: Path, shot: Path, tmp: Path, *, size: tuple[int, int] = (1200, 900)
+          ) -> np.ndarray:
+    """The page (or image) at `size`, kept as the PNG `shot` (its path printed, for a person
+    to look at) and returned as an RGB(A) array."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: `make test` installs Debian's chromium")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    url = page.resolve().as_uri()
+    subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--hide-scrollbars", f"--user-data-dir={tmp / 'profile'}", f"--screenshot={shot}",
+         f"--window-size={size[0]},{size[1]}", url],
+        check=True, capture_output=True, text=True, timeout=120)
+    print(f"screenshot: {shot}")
+    return matplotlib.image.imread(shot)
+
+
 def rendered_dom(page: Path, tmp: Path) -> str:
     """The page's DOM as Chromium holds it once loaded (serialized HTML)."""
     return _chromium(tmp, "--dump-dom", "--window-size=1200,900", page=page)

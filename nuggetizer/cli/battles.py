@@ -27,7 +27,8 @@ from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.interface.registry import make_method
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.methods.battles.arena import arena_rows, read_arena, write_arena
-from nuggetizer.methods.battles.method import BATTLES_FILE, battle_key, outcome, style_of
+from nuggetizer.methods.battles.method import outcome, style_of
+from nuggetizer.methods.battles.records import BATTLES_FILE, battle_key
 from nuggetizer.methods.battles.sheets import (
     battle_sheets,
     read_battle_sheets,

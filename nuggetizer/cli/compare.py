@@ -49,6 +49,7 @@ def _keys(method: AnswerKeyMethod, nuggets: Path | None, lenient: bool
 @method_options
 @click.option("-o", "--output", type=FILE, default=None, help="TSV table")
 @click.option("--markdown", type=FILE, default=None, help="markdown table")
+@click.option("--latex", type=FILE, default=None, help="LaTeX (booktabs) tables")
 @click.option("--plot", type=FILE, default=None, help="scatter plot PNG")
 @click.option("--top-k", type=int, default=10, show_default=True,
               help="Kendall@k: tau over the top k runs of A")
@@ -58,8 +59,8 @@ def _keys(method: AnswerKeyMethod, nuggets: Path | None, lenient: bool
 def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: str | None,
                       measure_b: str | None, nuggets: Path | None, method: str,
                       settings: tuple[str, ...], output: Path | None,
-                      markdown: Path | None, plot: Path | None, top_k: int,
-                      meta_output: Path | None, lenient: bool) -> None:
+                      markdown: Path | None, latex: Path | None, plot: Path | None,
+                      top_k: int, meta_output: Path | None, lenient: bool) -> None:
     """Kendall's tau (run level, all pairs, per-topic mean) and Spearman between A and B
     (without B: between two measures of A, e.g. the per-topic TSV of a several-method
     evaluate); at run level with A the reference, also tau_AP, tau_AP-b, Kendall@k and Pearson
@@ -67,7 +68,7 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     leaderboards; judgments are scored by --method. Of more evaluations (A B C ...): every
     pair, Krippendorff's alpha over all of them, and with nugget assessments their agreement
     on the labels (kappa, alpha)."""
-    from nuggetizer.compare.agreement import compare, load_scores, scatter_png
+    from nuggetizer.compare.agreement import compare, load_scores, scale_of, scatter_png
 
     if top_k < 1:
         raise click.BadParameter("must be at least 1", param_hint="--top-k")
@@ -86,7 +87,7 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     sa = load_scores([a], first, keys=keys, lenient=lenient, method=_given(chosen))
     sb = load_scores([b or a], second, keys=keys, lenient=lenient, method=_given(chosen))
     label = first if first == second else f"{first} vs {second}"
-    result = compare(sa, sb, label, k=top_k)
+    result = compare(sa, sb, label, k=top_k, scales=(scale_of(first), scale_of(second)))
     result.meta.update(confidence_figures(
         sa, sb, lambda m: load_scores([a], m, keys=keys, lenient=lenient,
                                       method=_given(chosen)),
@@ -98,6 +99,8 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
         write_text_atomic(output, result.tsv())
     if markdown:
         write_text_atomic(markdown, result.markdown())
+    if latex:
+        write_text_atomic(latex, result.latex())
     if plot:
         scatter_png(sa, sb, result, plot, (first, second))
     click.echo(result.markdown(), nl=False)

@@ -20,9 +20,10 @@ from nuggetizer.cli.common import (
     topic_options,
 )
 from nuggetizer.cli.steps import show_scores
-from nuggetizer.errors import ConfigError
+from nuggetizer.errors import ConfigError, NuggetizerError
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.plan.evaluate import evaluate_plan, track_method
+from nuggetizer.plan.score import MISSING
 from nuggetizer.plan.track import Track, load_track
 from nuggetizer.run.execute import Batched, Dry
 from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
@@ -66,14 +67,29 @@ def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ..
     stats = assessor.stats
     done = ", ".join(f"{s.done + s.resumed} {s.unit}" + (f" ({m.method.name})" if several else "")
                      for m, s in zip(methods, evaluation.summaries))
+    board = evaluation.table
+    topics = len(board.topics) if board is not None else 0
     click.echo(
-        f"evaluate: {len(evaluation.table.topics)} topics, {done}, {stats.calls} LLM calls, "
+        f"evaluate: {topics} topics, {done}, {stats.calls} LLM calls, "
         f"{stats.cache_hits} cache hits, {token_text(stats.as_dict())}{cost_text(assessor)}, "
         f"{sum(s.unjudged for s in evaluation.summaries)} unjudged, "
         f"{time.monotonic() - started:.1f} s; outputs in {out}",
         err=True,
     )
     echo_lines(runner.lines())
+    if evaluation.failed:
+        said = "; ".join(f"{name}: {why}" for name, why in evaluation.failed.items())
+        kept = "the other methods' boards are written" if board is not None else \
+            "no method could be scored"
+        raise NotScored(f"evaluate: {len(evaluation.failed)} of {len(names)} methods not "
+                        f"scored ({said}); {kept}, and {out / MISSING} says which is missing "
+                        "and why")
+
+
+class NotScored(NuggetizerError):
+    """A method of an evaluation could not be scored (the others were)."""
+
+    exit_code = 1
 
 
 class Shown:
@@ -93,6 +109,10 @@ class Shown:
     def combined(self, names: list[str], table: ScoreTable) -> None:
         click.echo(f"== {' + '.join(names)} (ranked by {table.primary}) ==")
         click.echo(format_leaderboard(table))
+
+    def failed(self, method: AnswerKeyMethod, why: str) -> None:
+        click.echo(f"evaluate: method {method.name} not scored, left out of the combined "
+                   f"board: {why}", err=True)
 
 
 def cost_text(assessor: Any) -> str:

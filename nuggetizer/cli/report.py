@@ -11,7 +11,7 @@ import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines, method_options
 from nuggetizer.cli.steps import configured
-from nuggetizer.errors import InputError
+from nuggetizer.errors import InputError, NothingJudgedError
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod
@@ -20,6 +20,7 @@ from nuggetizer.interface.report_part import ReportPart
 from nuggetizer.measures.base import Measure
 from nuggetizer.report.sources import Sources, add_jsonl, add_table, beside_key
 from nuggetizer.scoring.engine import judgment_files, read_judged, score_judged
+from nuggetizer.scoring.files import left_out_text
 from nuggetizer.scoring.tables import is_per_topic
 
 if TYPE_CHECKING:
@@ -32,9 +33,11 @@ def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
     return wanted + (listed_lines(runs_file) if runs_file is not None else [])
 
 
-def gathered(judged: Iterable[Judged], part: ReportPart | None) -> Iterator[Judged]:
+def gathered(judged: Iterable[Judged], part: ReportPart | None, pages: bool = True
+             ) -> Iterator[Judged]:
     """The judgments, each of the runs shown added to the method's report `part` once the
-    score engine is done with it (checked against the key), so that none is kept."""
+    score engine is done with it (checked against the key), so that none is kept whole (what
+    the drill-down pages show of it kept, compact, when `pages`)."""
     if part is None:
         yield from judged
         return
@@ -42,10 +45,14 @@ def gathered(judged: Iterable[Judged], part: ReportPart | None) -> Iterator[Judg
     for item in judged:
         if last is not None and (part.runs is None or last.run_id in part.runs):
             part.add(last.record)
+            if pages:
+                part.keep(last.record)
         yield item
         last = item
     if last is not None and (part.runs is None or last.run_id in part.runs):
         part.add(last.record)
+        if pages:
+            part.keep(last.record)
 
 
 def measure_names(method: AnswerKeyMethod) -> str:
@@ -77,12 +84,16 @@ def declared_measures() -> list[Measure]:
               help="show only these runs (comma-separated run ids); ranks stay among all")
 @click.option("--runs-file", type=FILE, default=None,
               help="show only the runs listed in this file (one run id a line)")
+@click.option("--pages/--no-pages", default=True, show_default=True,
+              help="a page per run and per topic (runs/, topics/: every judgment)")
+@click.option("--trials", type=click.IntRange(min=100), default=10000, show_default=True,
+              help="sign flips of the paired randomization test that groups the runs")
 @method_options
 @LENIENT
 def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: Path,
                    measures: tuple[str, ...], title: str, topics: Path | None,
-                   runs: str | None, runs_file: Path | None, method: str,
-                   settings: tuple[str, ...], lenient: bool) -> None:
+                   runs: str | None, runs_file: Path | None, pages: bool, trials: int,
+                   method: str, settings: tuple[str, ...], lenient: bool) -> None:
     """Write a static HTML report (how it was made: assessor, model, prompt hashes, dates,
     tokens; leaderboard; the measures as the method declares them; topics with their query
     texts; distributions, heat map, length; the method's own sections, e.g. the nuggets no
@@ -134,8 +145,14 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         files = judgment_files(list(assessments))
         keys = chosen_method.read_keys(nuggets, lenient) if nuggets else None
         table = score_judged(chosen_method,
-                             gathered(read_judged(chosen_method, files, lenient, True), part),
+                             gathered(read_judged(chosen_method, files, lenient, True), part,
+                                      pages),
                              keys, lenient)
+        if table.judged_nothing:  # as `score` says it: no page of scores that are not there
+            raise NothingJudgedError(
+                f"report --method {chosen_method.name}: nothing was judged in {len(files)} "
+                f"judgment files ({left_out_text(table)}); no report written: judge again "
+                "with an assessor that answers")
         declared = list(chosen_method.declared)
         summary = None
         key = nuggets or beside_key(files, chosen_method.judging.key_file)
@@ -151,7 +168,7 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         raise click.BadParameter(str(exc), param_hint="--runs") from None
     path = write_report(table, part, output, measure=chosen[0] if len(chosen) == 1 else chosen,
                         title=title, inputs=files, summary=summary, sources=sources,
-                        runs=wanted or None, declared=declared)
+                        runs=wanted or None, declared=declared, trials=trials, pages=pages)
     click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
 
 

@@ -28,7 +28,13 @@ from nuggetizer.compare.meta_evaluate import track_measures
 from nuggetizer.errors import InputError
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderboard
 from nuggetizer.interface.base import AnswerKeyMethod
-from nuggetizer.interface.registry import DEFAULT_METHOD, make_method, method_holding
+from nuggetizer.interface.registry import (
+    DEFAULT_METHOD,
+    make_method,
+    method_class,
+    method_holding,
+    method_names,
+)
 from nuggetizer.measures.correlation import kendall_tau, pearson, spearman
 from nuggetizer.scoring.engine import ScoreTable, score_paths
 from nuggetizer.scoring.tables import is_per_topic, iter_per_topic, read_leaderboard
@@ -60,6 +66,7 @@ class Agreement:
     topic_taus: dict[str, float] = field(default_factory=dict)
     undefined_topics: list[str] = field(default_factory=list)
     meta: dict[str, float] = field(default_factory=dict)  # run-level meta-evaluation
+    refused: str | None = None  # why value comparisons were left out (different scales)
 
     def rows(self) -> list[tuple[str, str, int, str, str]]:
         """(level, what, n, Kendall tau, Spearman rho) rows for a table."""
@@ -90,7 +97,27 @@ class Agreement:
             lines += ["", "Run-level meta-evaluation (A the reference):", "",
                       "| measure | value |", "|---|---:|"]
             lines += [f"| {name} | {_fmt(v)} |" for name, v in self.meta.items()]
+        if self.refused:
+            lines += ["", self.refused]
         return "\n".join(lines) + "\n"
+
+    def latex(self) -> str:
+        """The correlations (and the run-level meta-evaluation) as LaTeX booktabs tables, as
+        TREC overview papers print them."""
+        from nuggetizer.report.board import latex_table
+
+        caption = (f"Agreement on {self.measure} over {len(self.runs)} runs and "
+                   f"{len(self.topics)} topics")
+        text = latex_table(["level", "what", "n", "Kendall tau", "Spearman rho"],
+                           [[str(c) for c in row] for row in self.rows()], caption,
+                           "tab:agreement", text_columns=2)
+        if self.meta:
+            text += latex_table(["measure", "value"],
+                                [[name, _fmt(v)] for name, v in self.meta.items()],
+                                "Run-level meta-evaluation (A the reference)"
+                                + (f". {self.refused}" if self.refused else ""),
+                                "tab:meta-evaluation")
+        return text
 
     def meta_tsv(self) -> str:
         """`measure value` rows of the run-level meta-evaluation."""
@@ -219,9 +246,26 @@ def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] 
     return from_table(table, measure, " ".join(str(p) for p in paths))
 
 
-def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10) -> Agreement:
+VALUE_COMPARISONS = ("pearson", "ba_bias", "ba_loa_low", "ba_loa_high")
+
+
+def scale_of(measure: str) -> str | None:
+    """The scale a registered method declares for `measure` (None: no method declares it, as
+    the measures of an AutoJudge leaderboard)."""
+    for name in method_names():
+        for declared in method_class(name).declared:
+            if declared.name == measure:
+                return declared.scale
+    return None
+
+
+def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10,
+            scales: tuple[str | None, str | None] = (None, None)) -> Agreement:
     """Correlate two evaluations over the runs (and topics) both hold; A is the reference of
-    the run-level meta-evaluation (Kendall@`k`)."""
+    the run-level meta-evaluation (Kendall@`k`). `scales`: those of A's and B's measures;
+    when both are known and differ, only rankings are compared (Kendall, Spearman, tau_AP
+    ...): Pearson's r and Bland-Altman, which compare values, are left out and
+    `refused` says why."""
     runs = sorted(set(a.means) & set(b.means))
     if len(runs) < 2:
         raise InputError(b.name, None, f"only {len(runs)} run(s) in common with {a.name}: "
@@ -230,6 +274,12 @@ def compare(a: Scores, b: Scores, measure: str = "V_strict", k: int = 10) -> Agr
     result = Agreement(measure, runs, [], kendall_tau(xa, xb), spearman(xa, xb))
     result.meta = meta_evaluation(a.means, b.means, k)
     result.meta.update(track_measures(a.means, b.means, k, a.per_topic, b.per_topic))
+    if None not in scales and scales[0] != scales[1]:
+        for name in VALUE_COMPARISONS:
+            result.meta.pop(name, None)
+        result.refused = (f"Pearson's r and Bland-Altman left out: they compare values, and "
+                          f"A's are on the scale {scales[0]}, B's on {scales[1]}; the rankings "
+                          "(Kendall's tau, Spearman's rho, tau_AP) compare across scales.")
     if a.per_topic is None or b.per_topic is None:
         return result
     topics = sorted(set.intersection(*(set(per_topic.get(r, {}))

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-from scipy import stats
-
 from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.measures.paired import CORRECTIONS, randomization_p, t_test_p
+from nuggetizer.measures.paired import adjust as _adjust
 
-CORRECTIONS = ("holm", "bonferroni", "none")
+__all__ = ["CORRECTIONS", "PairTest", "adjust", "pairwise", "randomization_p", "t_test_p"]
 
 
 @dataclass
@@ -38,55 +36,13 @@ class PairTest:
         return self.mean_a - self.mean_b
 
 
-def randomization_p(diffs: Sequence[float], trials: int = 10000, seed: int = 0) -> float:
-    """Two-sided paired randomization test: share of sign flips at least as extreme.
-
-    Exact (all 2^n flips) for n <= 16 topics, else `trials` random flips plus the observed one.
-    """
-    d = np.asarray(diffs, dtype=float)
-    observed = abs(d.mean())
-    if not d.any():
-        return 1.0
-    n = len(d)
-    if n <= 16:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-        means = np.abs(signs @ d) / n
-        return float(np.mean(means >= observed - 1e-12))
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for start in range(0, trials, 2000):
-        size = min(2000, trials - start)
-        signs = rng.choice((-1.0, 1.0), size=(size, n))
-        hits += int(np.sum(np.abs(signs @ d) / n >= observed - 1e-12))
-    return (hits + 1) / (trials + 1)
-
-
-def t_test_p(diffs: Sequence[float]) -> float:
-    """Two-sided paired t-test p-value; 1.0 when every difference is 0, 0.0 when all equal."""
-    d = np.asarray(diffs, dtype=float)
-    if len(d) < 2 or not d.any():
-        return 1.0
-    if np.allclose(d, d[0]):
-        return 0.0
-    return float(stats.ttest_1samp(d, 0.0).pvalue)
-
-
-def adjust(pvalues: Sequence[float], method: str = "holm") -> list[float]:
-    """Family-wise corrected p-values (Holm step-down, Bonferroni, or none)."""
-    if method not in CORRECTIONS:
-        raise ConfigError(f"unknown correction {method!r}: use one of {', '.join(CORRECTIONS)}")
-    m = len(pvalues)
-    if method == "none":
-        return list(pvalues)
-    if method == "bonferroni":
-        return [min(1.0, p * m) for p in pvalues]
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
+def adjust(pvalues: list[float], method: str = "holm") -> list[float]:
+    """Family-wise corrected p-values (measures/paired.py); a ConfigError for an unknown
+    correction (an option's value)."""
+    try:
+        return _adjust(pvalues, method)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def pairwise(per_topic: dict[str, dict[str, float]], *, correction: str = "holm",

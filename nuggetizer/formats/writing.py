@@ -90,6 +90,35 @@ def write_jsonl_atomic(path: str | Path, records: Iterable[dict[str, Any]]) -> N
     _write_atomic(Path(path), write)
 
 
+def write_bytes_atomic(path: str | Path, data: bytes, *, sync: bool = True) -> None:
+    """Write `data` to `path` atomically: a temp file beside it renamed over it (fsynced
+    first unless `sync` is False: pages a rerun rewrites); a file system that refuses is an
+    OutputError naming `path`, and no temp file is left behind."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise OutputError(path, exc) from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write `text` (UTF-8) to `path` atomically, as `write_jsonl_atomic` does (TSVs, JSON)."""
     _write_atomic(Path(path), lambda fh: fh.write(text))

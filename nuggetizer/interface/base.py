@@ -381,6 +381,16 @@ class AnswerKeyMethod(ABC):
         key: `judging.needs_key`)."""
         raise ConfigError(f"method {self.name!r} judges without an answer key: nothing to build")
 
+    async def judge_together(self, assessor: Assessor,
+                             targets: Mapping[str, Mapping[str, Target]],
+                             narratives: Mapping[str, str], out_dir: Path,
+                             track: str | None = None) -> Any:
+        """For a method whose judged unit is not one run's answer to one topic (battles: two
+        runs' answers), judge the runs' `targets` ({run: {topic: target}}) its own way into
+        `out_dir` (a track's evaluate), the topics' texts in `narratives`, and return the
+        step's Summary. None (the default): the targets are judged one at a time (`judge`)."""
+        return None
+
     @abstractmethod
     async def judge(self, assessor: Assessor, key: Any, target: Target) -> Outcome:
         """The judgment record of one (run, topic): `{"run_id", "qid", ...}`."""

@@ -12,10 +12,13 @@ the score table, by the report's figure worker from a function the method names.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+LONG = 400  # characters from which a piece of a judgment's HTML is kept compressed
 
 
 @dataclass
@@ -60,6 +63,7 @@ class ReportPart:
     as below. By default: nothing."""
 
     items = "items"
+    on_topic_pages = False  # what `detail` gives shown on the topic's page too (battles)
     drawn: tuple[str, ...] = ()  # the measures drawn when none is asked (else the primary)
     plots: tuple[Plot, ...] = ()  # the method's figures of the score table
 
@@ -67,10 +71,27 @@ class ReportPart:
         self.runs = runs  # only these runs' judgments count (None: all)
         self.queries: dict[str, str] = {}  # qid -> query text, the first seen
         self.count = 0  # judgments added
+        # run: topic: what its judgments show on the run's page: HTML pieces, the long ones
+        # zlib-compressed (a track's answers), the short ones kept as given (shared: a
+        # topic's nugget lines are the same strings for every run)
+        self.details: dict[str, dict[str, list[str | bytes]]] = {}
 
     def add(self, record: Any) -> None:
         """One judgment record (the report filters by run before it calls this)."""
         self.count += 1
+
+    def detail(self, record: Any) -> Sequence[tuple[str, str, Sequence[str]]]:
+        """What one judgment shows on the drill-down pages: (run, topic, pieces of HTML
+        escaped by the method, shown one after the other) for each run it judges (none by
+        default)."""
+        return ()
+
+    def keep(self, record: Any) -> None:
+        """Keep what `detail` gives of one judgment (its long pieces compressed)."""
+        for run, qid, pieces in self.detail(record):
+            kept = self.details.setdefault(run, {}).setdefault(qid, [])
+            kept += [zlib.compress(p.encode("utf-8"), 1) if len(p) > LONG else p
+                     for p in pieces]
 
     def summary(self, table: Any) -> str | None:
         """The page's first line, for a method whose judgments are not counted by topic

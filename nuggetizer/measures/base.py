@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+UNIT = "0-1"  # the scale of a share or a mean of shares
+
 
 @dataclass(frozen=True)
 class Measure:
@@ -15,13 +17,19 @@ class Measure:
     `missing`: its value for a topic in scope that a run has no judgment of (0.0: the mean is
     over every topic; None: the topic is left out, the mean is over the answered topics only,
     as the AutoNuggetizer's L). `diagnostic`: listed only where some judgment gives it, never
-    the ranking measure. `higher_better`: False for a measure where less is better."""
+    the ranking measure. `higher_better`: False for a measure where less is better.
+    `scale`: what its values are (0-1 by default; "words", "count", an Elo-like score):
+    values on different scales are never compared as values, only as rankings. `how`: how a
+    run's value is made, in words, where it is not a mean over topics (a model fitted on
+    every judgment at once)."""
 
     name: str
     description: str
     missing: float | None = 0.0
     diagnostic: bool = False
     higher_better: bool = True
+    scale: str = UNIT
+    how: str | None = None
 
     @property
     def answered_only(self) -> bool:
@@ -30,7 +38,9 @@ class Measure:
 
     def rule(self) -> str:
         """How a run's mean is taken, in words (for `nuggetizer methods`)."""
-        if self.missing is None:
+        if self.how is not None:
+            mean = self.how
+        elif self.missing is None:
             mean = "mean over the topics a run answered"
         else:
             mean = f"mean over every topic (an unanswered one scores {self.missing:g})"

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import click
 
-from nuggetizer.errors import ConfigError
+from nuggetizer.errors import ConfigError, NuggetizerError
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.interface.registry import make_method
@@ -28,7 +28,7 @@ from nuggetizer.plan.sources import (
 from nuggetizer.plan.steps import assign_stage, key_stage
 from nuggetizer.plan.track import Track
 from nuggetizer.run.progress import Summary
-from nuggetizer.run.stages import Plan
+from nuggetizer.run.stages import Plan, Stage
 from nuggetizer.scoring.engine import ScoreTable
 from nuggetizer.scoring.files import ScoreFiles, ScoreScope
 
@@ -98,7 +98,8 @@ def track_plan(config: Track, plan: TrackMethod, out: Path, only: set[str] | Non
                       done=_say if k == last else stage.done) for k, stage in enumerate(stages)]
     judge = replace(
         assign_stage(method, lambda: _keys(config, method, key, only), plan.targets,
-                     plan.judged, config.name),
+                     plan.judged, config.name, lambda: {
+                         q: t.text for q, t in read_topics(config.topics).items()}),
         name=f"{method.name}-assign", done=_then(_say, judged),
         blocked=lambda: None if key is None or key.exists() else (
             f"dry run assign: not counted: the answer key {key} is still to be built (run "
@@ -126,11 +127,14 @@ class Shown(ShownScores, Protocol):
 
     def combined(self, names: list[str], table: ScoreTable) -> None: ...
 
+    def failed(self, method: AnswerKeyMethod, why: str) -> None: ...
+
 
 @dataclass
 class Evaluation:
     """`evaluate`'s plan, and what its stages hand back as they end: each method's judging
-    summary and score table, and the combined board (several methods)."""
+    summary and score table, the combined board (several methods), and the methods that
+    could not be scored, with why."""
 
     methods: list[TrackMethod]
     shown: Shown
@@ -138,11 +142,14 @@ class Evaluation:
     summaries: list[Summary] = field(default_factory=list)
     tables: list[ScoreTable] = field(default_factory=list)
     board: ScoreTable | None = None
+    failed: dict[str, str] = field(default_factory=dict)  # method: why it has no scores
 
     @property
-    def table(self) -> ScoreTable:
-        """The leaderboard the evaluation ends with: the combined one, else the method's."""
-        return self.board if self.board is not None else self.tables[0]
+    def table(self) -> ScoreTable | None:
+        """The leaderboard the evaluation ends with: the combined one, else the method's
+        (None: no method could be scored)."""
+        return self.board if self.board is not None else \
+            self.tables[0] if self.tables else None
 
     def scoring(self, method: AnswerKeyMethod) -> None:
         self.shown.scoring(method)
@@ -151,31 +158,69 @@ class Evaluation:
         self.tables.append(table)
         self.shown.scored(method, table)
 
-    def combined(self, names: list[str], table: ScoreTable) -> None:
-        self.board = table
-        self.shown.combined(names, table)
+    def combined(self, table: ScoreTable | None) -> None:
+        """The combined board (None: no method was scored)."""
+        if table is not None:
+            self.board = table
+            self.shown.combined(self.scored_names(), table)
+
+    def failing(self, method: AnswerKeyMethod, why: str) -> None:
+        self.failed[method.name] = why
+        self.shown.failed(method, why)
+
+    def scored_names(self) -> list[str]:
+        """The methods scored, in the track's order."""
+        return [one.method.name for one in self.methods if one.method.name not in self.failed]
 
 
 def evaluate_plan(config: Track, methods: list[TrackMethod], out: Path, only: set[str] | None,
                   shown: Shown) -> Evaluation:
     """Every stage of `evaluate`: each method's LLM stages (track_plan), then each method's
     scores into BASE/leaderboard.tsv and BASE/per_topic.tsv, then, with several methods,
-    every measure side by side in OUT/."""
+    every measure side by side in OUT/ (a method that cannot be scored is said, left out
+    and named there, and the others go on)."""
     evaluation = Evaluation(methods, shown)
     stages = evaluation.plan.stages
+    several = len(methods) > 1
     for one in methods:
         stages += track_plan(config, one, out, only, evaluation.summaries.append).stages
     for one in methods:
         scope = ScoreScope(one.key, config.topics if one.key is None else None, only,
                            config.lenient)
         files = ScoreFiles(one.base / TABLES[0], one.base / TABLES[1])
-        stages.append(score_stage(one.method, [one.judged], scope, files, evaluation))
-    if len(methods) > 1:
-        names = [one.method.name for one in methods]
-        inputs = [config.topics] + [one.base / name for one in methods for name in TABLES]
+        stage = score_stage(one.method, [one.judged], scope, files, evaluation)
+        stages.append(_tolerant(stage, one.method, evaluation) if several else stage)
+    if several:
+
+        def inputs() -> list[Path]:
+            return [config.topics] + [one.base / name for one in methods
+                                      if one.method.name not in evaluation.failed
+                                      for name in TABLES]
+
         stages.append(combine_stage(lambda: evaluation.tables, out, inputs,
-                                    done=lambda table: evaluation.combined(names, table)))
+                                    done=evaluation.combined,
+                                    missing=lambda: evaluation.failed))
     return evaluation
+
+
+def _tolerant(stage: Stage, method: AnswerKeyMethod, evaluation: Evaluation) -> Stage:
+    """The scoring stage of one of several methods, tolerant: a failure (nothing scored, a
+    bad judgment file) is said and recorded in `evaluation.failed`, and the other methods'
+    stages go on; the combined board names the method missing and why."""
+    work, done = stage.work, stage.done
+
+    async def tolerant(assessor: Any, where: Any) -> Any:
+        try:
+            return await work(assessor, where)
+        except NuggetizerError as exc:
+            evaluation.failing(method, str(exc))
+            return None
+
+    def scored(table: Any) -> None:
+        if table is not None and done is not None:
+            done(table)
+
+    return replace(stage, work=tolerant, done=scored)
 
 
 def _then(first: Callable[[Any], None], second: Callable[[Any], None] | None

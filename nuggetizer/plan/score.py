@@ -4,10 +4,11 @@ and write instead)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.run.provenance import write_sidecar
 from nuggetizer.run.stages import Plan, Stage, local_stage
@@ -16,6 +17,7 @@ from nuggetizer.scoring.files import ScoreFiles, ScoreScope, score_files
 from nuggetizer.scoring.tables import write_tables
 
 TABLES = ("leaderboard.tsv", "per_topic.tsv")
+MISSING = "missing.tsv"  # the methods a combined board lacks, and why
 
 
 def _written(files: ScoreFiles) -> str:
@@ -55,17 +57,30 @@ def score_stage(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
 
 
 def combine_stage(tables: Callable[[], Sequence[ScoreTable]], out: Path,
-                  inputs: list[Path], done: Callable[[ScoreTable], None] | None = None
-                  ) -> Stage:
+                  inputs: Callable[[], list[Path]],
+                  done: Callable[[ScoreTable | None], None] | None = None,
+                  missing: Callable[[], Mapping[str, str]] = dict) -> Stage:
     """Several methods' tables (`tables()`, scored by the stages before) as one: every
     measure side by side in OUT/leaderboard.tsv and OUT/per_topic.tsv, each with its
-    provenance sidecar naming `inputs`."""
+    provenance sidecar naming `inputs()` and the methods `missing()` ({method: why it has no
+    scores}, also written to OUT/missing.tsv); nothing (None) when no method was scored."""
 
-    def run() -> ScoreTable:
-        table = combine_tables(tables())
+    def run() -> ScoreTable | None:
+        found = list(tables())
+        gone = dict(missing())
+        report = out / MISSING
+        if gone:
+            write_text_atomic(report, "method\twhy\n" + "".join(
+                f"{name}\t{' '.join(why.split())}\n" for name, why in gone.items()))
+        elif report.exists():
+            report.unlink()  # an earlier run's, no longer true
+        if not found:
+            return None
+        table = combine_tables(found)
         write_tables(table, out / TABLES[0], out / TABLES[1])
         for name in TABLES:
-            write_sidecar(out / name, inputs, table.left_out)
+            write_sidecar(out / name, inputs(), table.left_out,
+                          {"missing_methods": gone} if gone else None)
         return table
 
     return local_stage("combine", run, done=done, title=lambda: (

@@ -39,12 +39,18 @@ def key_stage(method: AnswerKeyMethod, inputs: Sequence[KeyInput], key: Path, *,
 
 def assign_stage(method: AnswerKeyMethod, keys: Callable[[], Mapping[str, Any] | None],
                  targets: Mapping[str, Mapping[str, Target]], output: Path,
-                 track: str | None = None) -> Stage:
+                 track: str | None = None,
+                 narratives: Callable[[], Mapping[str, str]] = dict) -> Stage:
     """Judge every target against its topic's key (`keys()`, read when the stage starts:
-    they may be built by the stage before) into the folder `output`."""
+    they may be built by the stage before) into the folder `output`; a method that judges
+    its targets together (battles: in pairs, on the topics' `narratives()`) its own way."""
 
-    def work(assessor: Any, where: Where) -> Coroutine[Any, Any, Any]:
-        return judge_targets(method, keys(), targets, assessor, where.path(output), track)
+    async def work(assessor: Any, where: Where) -> Any:
+        folder = where.path(output)
+        together = await method.judge_together(assessor, targets, narratives(), folder, track)
+        if together is not None:
+            return together
+        return await judge_targets(method, keys(), targets, assessor, folder, track)
 
     return Stage("assign", work, title=lambda: f"assign --method {method.name}",
                  note=lambda ledgers: ASSIGN_NOTE)

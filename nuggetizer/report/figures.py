@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +26,18 @@ import numpy as np  # noqa: E402
 from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import ListedColormap, NoNorm, Normalize, to_rgba_array  # noqa: E402
 
+from nuggetizer.formats.writing import write_bytes_atomic  # noqa: E402
 from nuggetizer.report import figure_worker  # noqa: E402
 from nuggetizer.scoring.engine import ScoreTable  # noqa: E402
 
 DPI = 100
 LABEL_PT = 7.0  # smallest tick label, in points
 CELL_IN = 0.13  # inches per heat-map row and column: a 7 pt label with some space
+MIN_CELL_IN = 0.03  # the smallest cell (3 pixels)
+MAP_IN = 14.0  # the widest heat map, inches of cells, before cells shrink
+MAP_IN_HIGH = 16.0  # the highest
 STRIP_ROWS = 32  # heat-map rows matplotlib resamples at a time (see _draw_cells)
+POINTS_RUNS = 40  # the distributions show each topic's point up to this many runs
 LEGEND_RUNS = 12  # the length figure names its runs in a legend up to this many
 
 
@@ -44,13 +50,12 @@ def figure(rows: int = 1, cols: int = 1, *, width: float = 8, height: float = 4.
 def save(fig: Any, path: Path) -> None:
     """Save a figure as PNG atomically (rendered in memory, then written) and close it."""
     buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    with warnings.catch_warnings():  # a library's warnings are not the user's to read
+        warnings.simplefilter("ignore")
+        fig.tight_layout()
+        fig.savefig(buffer, format="png", dpi=DPI)
     plt.close(fig)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(buffer.getvalue())
-    tmp.replace(path)
+    write_bytes_atomic(path, buffer.getvalue(), sync=False)
 
 
 Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]
@@ -67,8 +72,8 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
     pending = []
     if apart and here:
         for draw, measure, path in apart:
-            future = figure_worker.submit(draw, one_measure(table, measure), measure, path,
-                                          dict(ranks or {}))
+            future = figure_worker.submit(quietly, draw, one_measure(table, measure), measure,
+                                          path, dict(ranks or {}))
             if future is None:
                 break
             pending.append(future)
@@ -76,11 +81,21 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
         here = list(jobs)
     try:
         for draw, measure, path in here:
-            draw(table, measure, path, ranks)
+            quietly(draw, table, measure, path, ranks)
         for future in pending:
             future.result()  # a child's error is raised here
     finally:
         figure_worker.stop()
+
+
+def quietly(draw: Draw, table: ScoreTable, measure: str, path: Path,
+            ranks: Mapping[str, int] | None) -> object:
+    """`draw(...)` with matplotlib's and numpy's warnings kept off stderr (an empty run's
+    box, a constant axis): the figure is drawn as well as it can be, and they are not the
+    user's to read."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return draw(table, measure, path, ranks)
 
 
 def one_measure(table: ScoreTable, measure: str) -> ScoreTable:
@@ -93,12 +108,22 @@ def one_measure(table: ScoreTable, measure: str) -> ScoreTable:
 
 @dataclass(frozen=True)
 class HeatGeometry:
-    """The heat map's size: inches of the figure and of one cell, and the label size."""
+    """The heat map's size: inches of the figure, of a column (run) and a row (topic), the
+    label size, and every how many columns and rows a label is written (thinned where the
+    cells are narrower than a label)."""
 
     width_in: float
     height_in: float
-    cell_in: float
+    column_in: float
+    row_in: float
     label_pt: float
+    column_step: int = 1
+    row_step: int = 1
+
+    @property
+    def cell_in(self) -> float:
+        """The narrower side of a cell."""
+        return min(self.column_in, self.row_in)
 
     @property
     def pixels(self) -> tuple[int, int]:
@@ -106,13 +131,23 @@ class HeatGeometry:
         return round(self.width_in * DPI), round(self.height_in * DPI)
 
 
+def label_step(cell_in: float) -> int:
+    """Every how many cells of `cell_in` a LABEL_PT label fits (with a fifth of space)."""
+    return max(1, math.ceil(LABEL_PT * 1.2 / 72 / cell_in - 1e-9))
+
+
 def heatmap_geometry(runs: int, topics: int, label_chars: int = 12) -> HeatGeometry:
-    """A cell of CELL_IN per topic row and run column (LABEL_PT labels fit in it), plus room
-    for the topic labels (`label_chars` long), the rank labels and the colour bar."""
+    """A cell of CELL_IN per topic row and run column while the map fits in MAP_IN (wide)
+    x MAP_IN_HIGH (high), smaller cells beyond (never below MIN_CELL_IN), labels thinned to
+    every so many cells so that LABEL_PT labels never overlap; plus room for the topic labels
+    (`label_chars` long), the rank labels and the colour bar."""
+    column = max(MIN_CELL_IN, min(CELL_IN, MAP_IN / max(runs, 1)))
+    row = max(MIN_CELL_IN, min(CELL_IN, MAP_IN_HIGH / max(topics, 1)))
     left = 0.6 + label_chars * LABEL_PT * 0.6 / 72  # the topic ids, about 0.6 em a character
-    width = max(6.0, left + runs * CELL_IN + 1.6)  # 1.6: the colour bar and its label
-    height = max(3.0, topics * CELL_IN + 1.4)  # 1.4: the rank labels and the axis titles
-    return HeatGeometry(width, height, CELL_IN, LABEL_PT)
+    width = max(6.0, left + runs * column + 1.6)  # 1.6: the colour bar and its label
+    height = max(3.0, topics * row + 1.4)  # 1.4: the rank labels and the axis titles
+    return HeatGeometry(width, height, column, row, LABEL_PT, label_step(column),
+                        label_step(row))
 
 
 def ranks_of(table: ScoreTable, ranks: Mapping[str, int] | None) -> list[tuple[int, str]]:
@@ -131,14 +166,15 @@ def rank_axis(ax: Any, ranked: list[tuple[int, str]]) -> None:
 
 def distributions_png(table: ScoreTable, measure: str, path: Path,
                       ranks: Mapping[str, int] | None = None) -> None:
-    """Per-topic score distribution of each run (box plot with the points), ranked order."""
+    """Per-topic score distribution of each run (box plot, with the points up to POINTS_RUNS
+    runs: beyond, tens of thousands of them only hide the boxes), ranked order."""
     ranked = ranks_of(table, ranks)
     per_run = 0.6 if len(ranked) <= 20 else 0.16  # 0.16 in: a 7 pt rank number and a gap
     fig, (ax,) = figure(width=max(6, 1.5 + per_run * len(ranked)))
     data = [[v for q in table.topics if (v := table.per_topic[r].get(q, {}).get(measure))
              is not None] for _, r in ranked]
     ax.boxplot(data, showmeans=True)
-    if any(data):  # every run's points in one collection, in the same order: the same pixels
+    if any(data) and len(ranked) <= POINTS_RUNS:  # in one collection: the same pixels
         ax.scatter(np.concatenate([np.full(len(v), k) for k, v in enumerate(data, 1)]),
                    np.concatenate([np.array(v, dtype=float) for v in data]), s=6, alpha=0.3,
                    color="black")
@@ -147,12 +183,35 @@ def distributions_png(table: ScoreTable, measure: str, path: Path,
     save(fig, path)
 
 
+def by_difficulty(table: ScoreTable, measure: str) -> list[str]:
+    """The table's topics, easiest first: by the mean of `measure` over the runs that have
+    it, descending (topics without any value last), then in the table's order."""
+    means = []
+    for k, qid in enumerate(table.topics):
+        found = [v for rows in table.per_topic.values()
+                 if (v := rows.get(qid, {}).get(measure)) is not None and v == v]
+        means.append((-(sum(found) / len(found)) if found else math.inf, k, qid))
+    return [qid for _, _, qid in sorted(means)]
+
+
+def thinned_ticks(ax: Any, axis: str, labels: Sequence[str], step: int, size: float,
+                  rotation: int = 0) -> None:
+    """Ticks on every cell of the axis, a label on every `step`-th (the first included)."""
+    positions = list(range(0, len(labels), step))
+    shown = [labels[k] for k in positions]
+    if axis == "x":
+        ax.set_xticks(positions, shown, fontsize=size, rotation=rotation)
+    else:
+        ax.set_yticks(positions, shown, fontsize=size, rotation=rotation)
+
+
 def heatmap_png(table: ScoreTable, measure: str, path: Path,
                 ranks: Mapping[str, int] | None = None) -> HeatGeometry:
-    """Topic x run heat map of `measure`, runs in ranked order (labelled by rank), every topic
-    labelled; returns the geometry it was drawn at."""
+    """Topic x run heat map of `measure`: runs in ranked order (labelled by rank), topics
+    easiest first (by_difficulty), labels thinned where the cells are narrow; returns the
+    geometry it was drawn at."""
     ranked = ranks_of(table, ranks)
-    topics = table.topics
+    topics = by_difficulty(table, measure)
     geometry = heatmap_geometry(len(ranked), len(topics),
                                 max((len(q) for q in topics), default=4))
     fig, (ax,) = figure(width=geometry.width_in, height=geometry.height_in)
@@ -161,11 +220,12 @@ def heatmap_png(table: ScoreTable, measure: str, path: Path,
     top = max([1.0] + [v for row in grid for v in row if not math.isnan(v)])
     image = ScalarMappable(Normalize(vmin=0, vmax=top), "viridis")
     _draw_cells(ax, image, grid)
-    ax.set_xticks(range(len(ranked)), [str(rank) for rank, _ in ranked],
-                  fontsize=geometry.label_pt, rotation=90)
-    ax.set_yticks(range(len(topics)), topics, fontsize=geometry.label_pt)
+    few = len(ranked) <= 20
+    thinned_ticks(ax, "x", [str(rank) for rank, _ in ranked], geometry.column_step,
+                  9 if few else geometry.label_pt, rotation=0 if few else 90)
+    thinned_ticks(ax, "y", topics, geometry.row_step, geometry.label_pt)
     ax.set_xlabel("run (leaderboard rank)")
-    ax.set_ylabel("topic")
+    ax.set_ylabel("topic (easiest first)")
     if len(ranked) > 1 or len(topics) > 1:
         ax.tick_params(axis="x", top=True, labeltop=len(topics) > 40)  # ranks above, too
     fig.colorbar(image, ax=ax, label=measure, fraction=min(0.15, 1.0 / geometry.width_in),
@@ -225,20 +285,25 @@ class IndexColours(ListedColormap):
 
 def length_png(table: ScoreTable, measure: str, path: Path,
                ranks: Mapping[str, int] | None = None) -> None:
-    """Score against answer length L, one point per answered (run, topic), one colour per run;
-    a legend of ranks and full run names up to LEGEND_RUNS runs."""
-    ranked = ranks_of(table, ranks)
+    """Each run's mean `measure` against its mean answer length L: one point per run,
+    labelled by its rank (with the full run names in a legend up to LEGEND_RUNS runs)."""
+    ranked = [(rank, run) for rank, run in ranks_of(table, ranks)
+              if "L" in table.means[run] and measure in table.means[run]]
     named = len(ranked) <= LEGEND_RUNS
     longest = max((len(f"{rank}. {run}") for rank, run in ranked), default=0)
-    fig, (ax,) = figure(width=8 + (longest * 8 * 0.6 / 72 + 0.6 if named else 0))
-    for rank, run in ranked:
-        rows = [row for row in table.per_topic[run].values() if "L" in row]
-        ax.scatter(np.array([r["L"] for r in rows], dtype=float),
-                   np.array([r[measure] for r in rows], dtype=float), s=10, alpha=0.6,
-                   label=f"{rank}. {run}")
-    ax.set_xlabel("answer length L (words)")
-    ax.set_ylabel(measure)
+    fig, (ax,) = figure(width=8 + (longest * 8 * 0.6 / 72 + 0.6 if named else 0),
+                        height=4.5 if len(ranked) <= 40 else 7)
+    x = np.array([table.means[run]["L"] for _, run in ranked], dtype=float)
+    y = np.array([table.means[run][measure] for _, run in ranked], dtype=float)
+    ax.scatter(x, y, s=18, color="tab:blue", alpha=0.8)
+    for (rank, _), xi, yi in zip(ranked, x, y):
+        ax.annotate(str(rank), (xi, yi), xytext=(3, 2), textcoords="offset points",
+                    fontsize=LABEL_PT if len(ranked) > 20 else 9)
     if named:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        for rank, run in ranked:
+            ax.plot([], [], " ", label=f"{rank}. {run}")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  handlelength=0, title="rank. run")
+    ax.set_xlabel("mean answer length L (words)")
+    ax.set_ylabel(f"mean {measure}")
     save(fig, path)
-

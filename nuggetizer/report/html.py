@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from nuggetizer.report.sources import Made, Sources
 from nuggetizer.run.progress import TOKEN_FIELDS
@@ -19,20 +21,78 @@ td{text-align:right}td.text,td:first-child{text-align:left}th{background:#eef}
 td.run{white-space:nowrap}code{font-size:90%;word-break:break-all}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}.vital{font-weight:bold}
 .scroll{overflow:auto;max-width:100%;max-height:90vh;border:1px solid #ddd}
-.scroll img{max-width:none;border:0;margin:0}.none{color:#a00}"""
+.scroll img{max-width:none;border:0;margin:0}.none{color:#a00}
+th{cursor:pointer;position:sticky;top:0}th.asc::after{content:" \\25B2"}
+th.desc::after{content:" \\25BC"}nav ul{columns:2}.groups{background:#f6f6ff;padding:0.5em}
+.support,.full_support{color:#060}.partial_support{color:#850}
+.not_support,.no_support,.unjudged{color:#a00}
+.answer{white-space:pre-wrap;background:#fafafa;border:1px solid #ddd;padding:0.5em}
+td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}"""
+
+# Every table sorts by a click on its column heads (numbers as numbers, a cell's data-v
+# first); inline, so that the page stays one file that needs no network.
+SCRIPT = """document.querySelectorAll("table").forEach(t=>t.querySelectorAll("th").forEach(
+(h,i)=>h.addEventListener("click",()=>{const b=t.tBodies[0];if(!b)return;
+const up=!h.classList.contains("asc");t.querySelectorAll("th").forEach(x=>x.classList.remove(
+"asc","desc"));h.classList.add(up?"asc":"desc");const key=r=>{const c=r.cells[i];
+const v=c?(c.dataset.v??c.textContent.trim()):"";const n=v===""?NaN:Number(v);
+return isNaN(n)?[1,v]:[0,n]};Array.from(b.rows).map(r=>[key(r),r]).sort((x,y)=>{const a=x[0],
+c=y[0];if(a[0]!==c[0])return a[0]-c[0];const d=a[1]<c[1]?-1:a[1]>c[1]?1:0;
+return up?d:-d}).forEach(p=>b.appendChild(p[1]))})));"""
 
 E = html.escape
+# where this package is installed, and the home folder: a published page names neither
+_INSTALLED = str(Path(__file__).resolve().parents[1])
+_HOME = str(Path.home())
 
 
-def rows_html(head: Sequence[str], rows: Sequence[Sequence[str]],
+def public_path(text: str) -> str:
+    """A path (or a note holding one) as a published page shows it: the package's install
+    folder as <nuggetizer>, the home folder as ~ (this machine's layout is no reader's
+    business)."""
+    text = text.replace(_INSTALLED, "<nuggetizer>")
+    return text.replace(_HOME + "/", "~/") if _HOME not in ("", "/") else text
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: its text (escaped when written), a link, the value it sorts by and its
+    class."""
+
+    text: str
+    href: str | None = None
+    sort: float | None = None
+    cls: str = ""
+
+
+def _cell(cell: str | Cell, cls: str) -> str:
+    if isinstance(cell, str):
+        return f"<td class='{cls}'>{E(cell)}</td>" if cls else f"<td>{E(cell)}</td>"
+    classes = " ".join(c for c in (cls, cell.cls) if c)
+    attrs = (f" class='{E(classes)}'" if classes else "") + (
+        f" data-v='{cell.sort!r}'" if cell.sort is not None else "")
+    text = E(cell.text)
+    if cell.href is not None:
+        text = f"<a href='{E(cell.href)}'>{text}</a>"
+    return f"<td{attrs}>{text}</td>"
+
+
+def rows_html(head: Sequence[str], rows: Sequence[Sequence[str | Cell]],
               classes: Sequence[str] = ()) -> str:
-    """A table of escaped text; `classes[i]` (if given) is the class of column i's cells."""
+    """A table of escaped text (sortable by its column heads); `classes[i]` (if given) is the
+    class of column i's cells."""
     top = "".join(f"<th>{E(c)}</th>" for c in head)
     body = "".join(
-        "<tr>" + "".join(f"<td class='{classes[i]}'>{E(c)}</td>" if i < len(classes)
-                         and classes[i] else f"<td>{E(c)}</td>" for i, c in enumerate(row))
-        + "</tr>" for row in rows)
+        "<tr>" + "".join(_cell(c, classes[i] if i < len(classes) else "")
+                         for i, c in enumerate(row)) + "</tr>" for row in rows)
     return f"<table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def page_html(title: str, body: Sequence[str]) -> str:
+    """A whole page: its title, the style, `body` (HTML, as given) and the sorting script."""
+    return "\n".join([f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{E(title)}"
+                      f"</title><style>{STYLE}</style></head><body>", *body,
+                      f"<script>{SCRIPT}</script></body></html>"]) + "\n"
 
 
 def _span(dates: Sequence[str]) -> str:
@@ -70,7 +130,8 @@ def _version_rows(made: Sequence[Made]) -> list[list[str]]:
     seen: dict[str, set[str]] = {}
     for m in made:
         for name, version in ((m.provenance or {}).get("versions") or {}).items():
-            seen.setdefault(str(name), set()).add(str(version))
+            if version is not None and str(version) not in ("", "None"):  # not installed
+                seen.setdefault(str(name), set()).add(str(version))
     return [[name, ", ".join(sorted(v))] for name, v in sorted(seen.items())]
 
 
@@ -142,23 +203,24 @@ def provenance_html(sources: Sources, written: datetime, version: str) -> str:
         parts.append(f"<p class='none'>{NOT_RECORDED} (no usage.json or *.usage.json beside "
                      "the inputs, nor usage in their .provenance.json)</p>")
     if sources.notes:
-        parts.append("<ul>" + "".join(f"<li><small>{E(n)}</small></li>" for n in sources.notes)
+        parts.append("<ul>" + "".join(f"<li><small>{E(public_path(n))}</small></li>"
+                                       for n in sources.notes)
                      + "</ul>")
     return "\n".join(parts)
 
 
 def topics_html(table: ScoreTable, measure: str, queries: Mapping[str, str],
-                ranks: Mapping[str, int]) -> str:
-    """Every topic with its query text, the mean of `measure` over the runs shown, the best
-    of them (full name) and how many answered it."""
-    rows = []
+                ranks: Mapping[str, int], links: Mapping[str, str] | None = None) -> str:
+    """Every topic (linked to its page in `links`) with its query text, the mean of `measure`
+    over the runs shown, the best of them (full name) and how many answered it."""
+    rows: list[list[str | Cell]] = []
     for qid in table.topics:
         values = {r: v for r in table.ranking()
                   if (v := table.per_topic[r].get(qid, {}).get(measure)) is not None}
         best = max(values, key=lambda r: (values[r], -ranks.get(r, 0)), default=None)
-        rows.append([qid, queries.get(qid, NOT_RECORDED),
+        rows.append([Cell(qid, (links or {}).get(qid)), queries.get(qid, NOT_RECORDED),
                      f"{sum(values.values()) / len(values):.4f}" if values else "-",
                      f"{ranks.get(best, '')}. {best} ({values[best]:.4f})" if best else "-",
                      str(len(values))])
     return rows_html(["topic", "query", f"mean {measure}", "best run", "runs scored"], rows,
-                     ["text", "text", "", "text run"])
+                     ["text run", "text", "", "text run"])

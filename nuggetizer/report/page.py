@@ -26,19 +26,22 @@ from typing import Any
 from nuggetizer import __version__
 from nuggetizer.errors import InputError
 from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.interface.registry import make_method
-from nuggetizer.interface.report_part import ReportPart, ReportSection
+from nuggetizer.interface.registry import make_method, method_names
+from nuggetizer.interface.report_part import Plot, ReportPart, ReportSection
 from nuggetizer.measures.base import Measure
+from nuggetizer.report.board import board_html, board_latex, board_markdown, make_board
+from nuggetizer.report.drill import links, write_drill
 from nuggetizer.report.figures import (
     distributions_png,
     draw_all,
     heatmap_png,
     length_png,
 )
-from nuggetizer.report.html import STYLE, provenance_html, rows_html, topics_html
+from nuggetizer.report.html import page_html, provenance_html, public_path, topics_html
 from nuggetizer.report.sources import Sources
 from nuggetizer.scoring.engine import ScoreTable
-from nuggetizer.scoring.tables import iter_per_topic, leaderboard_tsv
+from nuggetizer.scoring.tables import iter_per_topic
+from nuggetizer.scoring.uncertainty import TRIALS
 from nuggetizer.types import Assessment
 
 
@@ -104,13 +107,6 @@ def _file_part(measure: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", measure)
 
 
-def _leaderboard_html(table: ScoreTable, ranks: dict[str, int]) -> str:
-    """The leaderboard with each run's rank (among all runs) and full name."""
-    lines = [line.split("\t") for line in leaderboard_tsv(table).strip().splitlines()]
-    rows = [[str(ranks[row[0]]), *row] for row in lines[1:]]
-    return rows_html(["rank", *lines[0]], rows, ["", "text run"])
-
-
 def glossary_html(table: ScoreTable, declared: Sequence[Measure]) -> str:
     """The table's measures with their declared descriptions and rules (a measure not
     declared is left out; nothing when none is)."""
@@ -124,9 +120,24 @@ def glossary_html(table: ScoreTable, declared: Sequence[Measure]) -> str:
     return f"<h2 id='measures'>Measures</h2><dl>{items}</dl>"
 
 
-def _section_html(section: ReportSection) -> list[str]:
+def _others_plots(table: ScoreTable, part: ReportPart) -> list[Plot]:
+    """The figures of other methods' primary measures that a combined table holds (the
+    battles' scores with their intervals, in a several-method evaluate's table)."""
+    found = []
+    for name in method_names():
+        method = make_method(name)
+        other = method.report_part(None)
+        if other is None or type(other) is type(part):
+            continue
+        found += [plot for plot in other.plots if plot.measure == method.primary
+                  and plot.measure in table.measures]
+    return found
+
+
+def _section_html(section: ReportSection, anchor: str) -> list[str]:
     E = html.escape
-    parts = [f"<h2>{E(section.title)}</h2>" + (f"\n{section.html}" if section.html else "")]
+    parts = [f"<h2 id='{anchor}'>{E(section.title)}</h2>"
+             + (f"\n{section.html}" if section.html else "")]
     for figure in section.figures:
         parts.append(f"<div class='scroll'><img src='{E(figure.name)}' "
                      f"alt='{E(figure.caption)}'></div><p><small>{E(figure.caption)}"
@@ -138,7 +149,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  out_dir: Path, *, measure: str | Sequence[str] = "V_strict",
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
-                 runs: Sequence[str] | None = None, declared: Sequence[Measure] = ()) -> Path:
+                 runs: Sequence[str] | None = None, declared: Sequence[Measure] = (),
+                 trials: int = TRIALS, pages: bool = True) -> Path:
     """Write `index.html` and its PNGs into `out_dir`; returns the HTML path. The leaderboard
     holds every measure of the table, the glossary those of `declared` (the methods'
     Measure declarations); the figures are drawn for each measure in `measure` (one:
@@ -149,7 +161,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     sections (and their figures) follow; a list of nugget assessments stands for the nuggets
     method's part. `sources`: what the inputs record (provenance, usage, query texts);
     `runs`: show only these (UnknownRuns, before anything is written, for an id the table
-    lacks)."""
+    lacks); `trials`: of the test that groups the runs; `pages`: a page per run and per
+    topic (report/drill.py)."""
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     shown = select_runs(table, runs) if runs else table
     if isinstance(assessments, ReportPart):
@@ -166,13 +179,17 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     chosen = [measure] if isinstance(measure, str) else list(measure)
     figures: dict[str, tuple[Any, str, str]] = {}
     for m in chosen:
+        if not any(m in row for rows in shown.per_topic.values() for row in rows.values()):
+            continue  # no per-topic values (bt_score: one fit): its own figure, below
         tag = "" if len(chosen) == 1 else f"_{_file_part(m)}"
         figures[f"distributions{tag}.png"] = (distributions_png, m, f"Per-topic {m} of each run")
-        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run")
+        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run (runs by rank, "
+                                        "topics easiest first: by their mean over the runs)")
     if "L" in shown.measures:
-        figures["length.png"] = (length_png, chosen[0], f"{chosen[0]} against answer length")
+        figures["length.png"] = (length_png, chosen[0], f"Each run's mean {chosen[0]} against "
+                                 "its mean answer length")
     figures.update({plot.name: (resolve_name(plot.draw), plot.measure, plot.caption)
-                    for plot in part.plots})
+                    for plot in [*part.plots, *_others_plots(shown, part)]})
     draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
     sections = part.sections(shown, sources.queries, bool(runs))
     for section in sections:
@@ -188,23 +205,44 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
         summary += (f" Shown: {len(shown.means)} of the {len(table.means)} runs; ranks are "
                     f"among all {len(table.means)}.")
     E = html.escape
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{E(title)}"
-             f"</title><style>{STYLE}</style></head><body>",
-             f"<h1>{E(title)}</h1>", f"<p>{E(summary)}</p>",
-             provenance_html(sources, datetime.now(UTC), __version__),
-             "<h2 id='leaderboard'>Leaderboard</h2>", _leaderboard_html(shown, ranks),
-             "<p><small>The figures label runs by this rank.</small></p>",
-             glossary_html(shown, declared),
-             f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",
-             topics_html(shown, chosen[0], sources.queries, ranks)]
-    for name, (_, _, caption) in figures.items():
-        parts.append(f"<h2>{E(caption)}</h2><div class='scroll'><img src='{name}' "
-                     f"alt='{E(caption)}'></div>")
-    for section in sections:
-        parts += _section_html(section)
-    made_from = "".join(f"<li>{E(str(p))}</li>" for p in inputs)
+    board = make_board(shown, ranks, [shown.primary, *chosen], trials=trials)
+    run_links, topic_links = links(shown) if pages else ({}, {})
+    if pages:
+        write_drill(out_dir, shown, ranks, sources.queries, part.details, title,
+                    part.on_topic_pages)
+    write_text_atomic(out_dir / "leaderboard.md", board_markdown(board))
+    write_text_atomic(out_dir / "leaderboard.tex", board_latex(board))
+    contents = [("leaderboard", "Leaderboard"), ("measures", "Measures"),
+                *((f"figure-{k}", caption) for k, (_, _, caption)
+                  in enumerate(figures.values())),
+                *((f"section-{k}", section.title) for k, section in enumerate(sections)),
+                ("topics", f"Topics ({len(shown.topics)})"),
+                ("provenance", "How these results were made")]
+    glossary = glossary_html(shown, declared)
+    if not glossary:
+        contents.remove(("measures", "Measures"))
+    parts = [f"<h1>{E(title)}</h1>", f"<p>{E(summary)}</p>",
+             "<nav><b>Contents</b><ul>" + "".join(
+                 f"<li><a href='#{anchor}'>{E(text)}</a></li>" for anchor, text in contents)
+             + "</ul></nav>",
+             "<h2 id='leaderboard'>Leaderboard</h2>", board_html(board, run_links),
+             "<p><small>The figures label runs by this rank" + (
+                 "; a run's name leads to its page (every topic's judgment), a topic's id to "
+                 "its page (every run on it)" if pages else "") + ". Click a "
+             "column's head to sort. The table as Markdown: <a href='leaderboard.md'>"
+             "leaderboard.md</a>, as LaTeX (booktabs): <a href='leaderboard.tex'>"
+             "leaderboard.tex</a>.</small></p>", glossary]
+    for k, (name, (_, _, caption)) in enumerate(figures.items()):
+        parts.append(f"<h2 id='figure-{k}'>{E(caption)}</h2><div class='scroll'>"
+                     f"<img src='{name}' alt='{E(caption)}'></div>")
+    for k, section in enumerate(sections):
+        parts += _section_html(section, f"section-{k}")
+    parts += [f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",
+              topics_html(shown, chosen[0], sources.queries, ranks, topic_links),
+              provenance_html(sources, datetime.now(UTC), __version__)]
+    made_from = "".join(f"<li>{E(public_path(str(p)))}</li>" for p in inputs)
     parts.append(f"<hr><p><small>nuggetizer {__version__}; inputs:</small></p>"
-                 f"<ul><small>{made_from}</small></ul></body></html>")
+                 f"<ul><small>{made_from}</small></ul>")
     path = out_dir / "index.html"
-    write_text_atomic(path, "\n".join(parts) + "\n")
+    write_text_atomic(path, page_html(title, parts))
     return path

@@ -4,12 +4,14 @@ with `all` rows holding the run means), a terminal view; read back strictly, fil
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_lines
 from nuggetizer.formats.writing import write_text_atomic
+from nuggetizer.interface.registry import method_class, method_names
 from nuggetizer.scoring.engine import ScoreTable
 
 PER_TOPIC_HEADER = ["run_id", "topic_id", "measure", "value"]
@@ -28,9 +30,13 @@ def _rows(path: Path) -> list[tuple[int, list[str]]]:
 
 def _number(text: str, path: Path, line: int) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise InputError(path, line, f"value {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(path, line, f"value {text!r} is not a finite number: a score table "
+                         "holds finite scores (leave out the row of a run without one)")
+    return value
 
 
 def is_per_topic(path: str | Path) -> bool:
@@ -74,15 +80,27 @@ def read_leaderboard(path: str | Path, measure: str) -> dict[str, float]:
     return means
 
 
+def counts() -> frozenset[str]:
+    """The measures a registered method declares as counts (battles): written whole."""
+    return frozenset(m.name for name in method_names() for m in method_class(name).declared
+                     if m.scale == "count")
+
+
+def _cell(measure: str, value: float, whole: frozenset[str]) -> str:
+    return str(int(value)) if measure in whole and float(value).is_integer() else \
+        f"{value:.4f}"
+
+
 def leaderboard_tsv(table: ScoreTable, measures: Sequence[str] | None = None) -> str:
     """`run_id` then `measures`, 4 decimals ("-" where a run has no such measure), in ranking
     order (for the AutoNuggetizer `run_id V_strict V W_strict W A_strict A L` by V_strict);
-    `measures` defaults to the table's."""
+    `measures` defaults to the table's; a count (battles) whole."""
     measures = table.measures if measures is None else measures
+    whole = counts()
     lines = ["\t".join(("run_id", *measures))]
     for run_id in table.ranking():
         means = table.means[run_id]
-        cells = [f"{means[m]:.4f}" if m in means else "-" for m in measures]
+        cells = [_cell(m, means[m], whole) if m in means else "-" for m in measures]
         lines.append("\t".join([run_id, *cells]))
     return "\n".join(lines) + "\n"
 
@@ -90,12 +108,15 @@ def leaderboard_tsv(table: ScoreTable, measures: Sequence[str] | None = None) ->
 def per_topic_tsv(table: ScoreTable, measures: Sequence[str] | None = None) -> str:
     """Long form `run_id topic_id measure value`, with `all` rows holding the run means."""
     measures = table.measures if measures is None else measures
+    whole = counts()
     lines = ["run_id\ttopic_id\tmeasure\tvalue"]
     for run_id in table.ranking():
         for qid, row in table.per_topic[run_id].items():
-            lines += [f"{run_id}\t{qid}\t{m}\t{row[m]:.4f}" for m in measures if m in row]
+            lines += [f"{run_id}\t{qid}\t{m}\t{_cell(m, row[m], whole)}" for m in measures
+                      if m in row]
         means = table.means[run_id]
-        lines += [f"{run_id}\tall\t{m}\t{means[m]:.4f}" for m in measures if m in means]
+        lines += [f"{run_id}\tall\t{m}\t{_cell(m, means[m], whole)}" for m in measures
+                  if m in means]
     return "\n".join(lines) + "\n"
 
 

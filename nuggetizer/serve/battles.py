@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.methods.battles.method import BATTLES_FILE
+from nuggetizer.methods.battles.records import BATTLES_FILE
 from nuggetizer.methods.battles.step import judge_battles, plan_battles
 from nuggetizer.run.stages import Plan, Stage, Where
 from nuggetizer.serve.engine import Engine

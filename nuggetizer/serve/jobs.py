@@ -69,6 +69,9 @@ class Quiet:
     def combined(self, names: list[str], table: ScoreTable) -> None:
         self.job.event("combined", methods=names)
 
+    def failed(self, method: AnswerKeyMethod, why: str) -> None:
+        self.job.event("failed", method=method.name, why=why)
+
 
 class Job:
     """One job: its record (job.json), its events, and while it runs, its assessor copy."""
@@ -223,6 +226,11 @@ class Jobs:
             else:
                 evaluation = await self._evaluation(job)
                 await Live(job.assessor).run(evaluation.plan)
+                if evaluation.failed:
+                    record["missing_methods"] = dict(evaluation.failed)
+                if evaluation.table is None:
+                    raise NuggetizerError("no method of the track could be scored: " + "; ".join(
+                        f"{name}: {why}" for name, why in evaluation.failed.items()))
                 record["leaderboard"] = leaderboard(evaluation.table)
             record["state"] = "done"
         except Interrupted:

@@ -133,7 +133,7 @@ def test_report_names_the_plugins_measures_and_draws_its_part(judged: dict[str, 
     assert "<dt>words</dt><dd>words in the answer <small>(mean over the topics a run " \
            "answered; lower is better)</small>" in page
     assert "Per-topic checked of each run" in page  # the primary measure by default
-    assert re.search(r"<h2>Checklist points no answer covered \(\d+\)</h2>", page)
+    assert re.search(r"<h2 id='section-\d+'>Checklist points no answer covered \(\d+\)</h2>", page)
     assert (html / "checklist.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "src='checklist.png'" in page
     bad = cli("report", *METHOD, judged["judged"], "-o", html, "--measure", "V_strict")

@@ -77,7 +77,8 @@ def test_report_files_and_content(assessed, tmp_path):
                                       "RAG24 <baselines>"])
     assert result.exit_code == 0, result.output
     page = (out / "index.html").read_text(encoding="utf-8")
-    assert "RAG24 &lt;baselines&gt;" in page and "<script" not in page
+    assert "RAG24 &lt;baselines&gt;" in page
+    assert "<script src" not in page and "http" not in page.split("<h2 id='provenance'")[0]
     for run in RUNS:
         assert run.stem in page
     for name in ("distributions.png", "heatmap.png", "length.png"):

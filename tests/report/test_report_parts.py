@@ -14,6 +14,7 @@ from test_battles import baselines, battles_args
 from nuggetizer.cli import cli
 from nuggetizer.interface import make_method, method_holding
 from nuggetizer.methods.battles import BattlesPart
+from nuggetizer.report.drill import file_names
 from nuggetizer.templates import load_prompt
 
 
@@ -56,3 +57,26 @@ def test_a_battles_folder_is_reported_through_its_part_with_its_provenance(
     assert load_prompt("battle_judge").sha256 in text
     assert "battles --method battles" in text  # the usage of the step
     assert "carry no provenance block" not in text
+
+
+def test_a_topics_page_holds_its_battles_and_each_runs_page_its_own(tmp_path: Path) -> None:
+    import html
+    import json
+
+    out = judged(tmp_path)
+    report = tmp_path / "report"
+    done = CliRunner().invoke(cli, ["report", str(out), "-o", str(report)])
+    assert done.exit_code == 0, done.output
+    records = [json.loads(line) for line in (out / "battles.jsonl").read_text().splitlines()]
+    assert records
+    pages = file_names(sorted({run for r in records for run in (r["run_a"], r["run_b"])}))
+    said = {"a": ("won", "lost"), "b": ("lost", "won"), "tie": ("tie", "tie")}
+    for r in records:
+        topic = (report / "topics" / f"{r['qid']}.html").read_text(encoding="utf-8")
+        mine, theirs = said.get(r["result"], ("unjudged", "unjudged"))
+        for run, other, result in ((r["run_a"], r["run_b"], mine),
+                                   (r["run_b"], r["run_a"], theirs)):
+            line = f"Battle against {html.escape(other)}: <b>{result}</b>"
+            assert line in topic
+            run_page = report / "runs" / pages[run]
+            assert line in run_page.read_text(encoding="utf-8")

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
-from browser import rendered_dom
+from browser import colours, rendered_dom, shoot
 from click.testing import CliRunner
 from emulated import load_module
 from scripted import SCRIPTS, by_prompt
+from test_report_board import bootstrap, table_rows
 
 from nuggetizer.cli import cli
 from nuggetizer.formats import read_topics
@@ -148,7 +149,7 @@ def test_runs_shows_a_subset_with_ranks_among_all(evaluated: Path, tmp_path: Pat
     board = (evaluated / "leaderboard.tsv").read_text().splitlines()[1:]
     ranks = {line.split("\t")[0]: k for k, line in enumerate(board, 1)}
     for run_id in ("sample-good", "sample-poor"):
-        assert re.search(rf"{ranks[run_id]} {run_id} \d", text)
+        assert re.search(rf"{ranks[run_id]} {run_id} ([a-z]+ )?\d", text)  # group letters
     assert "Shown: 2 of the 3 runs; ranks are among all 3." in text
     listed = tmp_path / "runs.txt"
     listed.write_text("# the finalists\nsample-middling\n")
@@ -175,16 +176,24 @@ def test_an_unknown_run_is_an_error_naming_it_and_writes_nothing(evaluated: Path
 def test_heatmap_geometry_keeps_labels_readable_at_track_scale() -> None:
     geometry = heatmap_geometry(150, 300, label_chars=11)
     assert geometry.label_pt >= 7 and geometry.label_pt == LABEL_PT
-    assert geometry.cell_in * 72 >= 1.2 * geometry.label_pt  # a row holds its label
+    # labels thinned so that two never overlap: a labelled cell every step holds one
+    assert geometry.column_step * geometry.column_in * 72 >= 1.2 * geometry.label_pt
+    assert geometry.row_step * geometry.row_in * 72 >= 1.2 * geometry.label_pt
+    assert geometry.column_step > 1 and geometry.row_step > 1
     width, height = geometry.pixels
-    assert width >= 150 * geometry.cell_in * DPI and height >= 300 * geometry.cell_in * DPI
-    assert max(width, height) < 2**15  # within what a PNG viewer and a browser show
+    assert width >= 150 * geometry.column_in * DPI and height >= 300 * geometry.row_in * DPI
+    assert max(width, height) < 2000  # the whole map on a screen or two, not 4000 px of it
+    small = heatmap_geometry(3, 12)
+    assert small.column_step == small.row_step == 1  # at 3 runs every label is written
+    assert small.cell_in * 72 >= 1.2 * small.label_pt
 
 
 @pytest.mark.slow
-def test_a_track_size_report_draws_every_label_readable(tmp_path: Path) -> None:
+def test_a_track_size_report_reads_in_chromium(tmp_path: Path) -> None:
     """150 runs x 300 topics x 20 nuggets (the scale benchmark's synthetic assessments, long
-    run names): every topic and rank labelled at >= 7 pt in a heat map shown unscaled."""
+    run names), rendered in headless Chromium: every run named in full, the heat map shown
+    unscaled at its geometry, the intervals those of a bootstrap computed apart, the groups
+    said; screenshots of the leaderboard, the figures and a run's page kept and printed."""
     bench = load_module(REPO / "benchmarks" / "bench_score.py")
     name = "team{:03d}-bm25-monot5-rerank-gpt4o-listwise-citations-long-run-name"
     bench.synthesize(tmp_path, 150, 300, 20, 0, name=name)
@@ -195,9 +204,32 @@ def test_a_track_size_report_draws_every_label_readable(tmp_path: Path) -> None:
     for r in range(150):
         assert name.format(r) in page
     assert "..." not in text_of(page).split("inputs:")[0]
-    geometry = heatmap_geometry(150, 300, label_chars=len("2024-105741"))
+    topics = list(json.loads(line)["qid"] for line in (tmp_path / "nuggets.jsonl")
+                  .read_text().splitlines())
+    geometry = heatmap_geometry(150, 300, label_chars=max(map(len, topics)))
     image = matplotlib.image.imread(out / "heatmap.png")
     assert abs(image.shape[1] - geometry.pixels[0]) <= 2
     assert abs(image.shape[0] - geometry.pixels[1]) <= 2
     assert "<div class='scroll'><img src='heatmap.png'" in page  # shown 1:1, never shrunk
-    assert ".scroll img{max-width:none" in page
+    # the intervals of the first, a middle and the last run, computed apart from the files
+    rows = table_rows(page)
+    for row in (rows[1], rows[75], rows[150]):
+        values: dict[str, float] = {}
+        for line in (tmp_path / "assessments" / f"{row[1]}.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            vital = [n for n in record["nuggets"] if n["importance"] == "vital"]
+            values[record["qid"]] = sum(n["assignment"] == "support" for n in vital) / \
+                len(vital) if vital else 0.0
+        low, high = bootstrap(values, topics)
+        assert row[4] == f"[{low:.4f}, {high:.4f}]", row[1]
+    # 11175 pairs: 10000 sign flips cannot go below Holm's threshold, and the page says so
+    words = text_of(page.split("<div class='groups'>", 1)[1].split("</div>", 1)[0])
+    assert "runs ranked 1-150 cannot be told apart" in words
+    assert "With 11175 pairs no pair can be told apart" in words and "223500 flips" in words
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    assert colours(shoot(out / "index.html", shots / "leaderboard.png", tmp_path)) > 50
+    for figure in ("heatmap", "distributions", "length"):
+        assert colours(shoot(out / f"{figure}.png", shots / f"{figure}.png", tmp_path)) > 20
+    run_page = out / "runs" / f"{name.format(0)}.html"
+    assert colours(shoot(run_page, shots / "run.png", tmp_path)) > 20

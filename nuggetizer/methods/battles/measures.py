@@ -18,28 +18,38 @@ from nuggetizer.measures.base import Measure
 from nuggetizer.measures.verdicts import TwoOrders, Verdict, win_matrix
 from nuggetizer.methods.battles.rows import BattleRow, pack_style, style_array
 
+ELO = "Elo-like (mean 1000)"
+FIT = "one Bradley-Terry fit on every battle, not a mean over topics"
 DECLARED = (
     Measure("bt_score", "Bradley-Terry strength fitted by maximum likelihood on every battle "
-            "(Elo-like scale, mean 1000; ties by the `ties` setting)", missing=None),
+            "(Elo-like scale, mean 1000; ties by the `ties` setting)", missing=None, scale=ELO,
+            how=FIT),
     Measure("bt_low", "lower bound of the bootstrap interval of bt_score (topics resampled)",
-            missing=None),
-    Measure("bt_high", "upper bound of the bootstrap interval of bt_score", missing=None),
+            missing=None, scale=ELO, how=FIT),
+    Measure("bt_high", "upper bound of the bootstrap interval of bt_score", missing=None,
+            scale=ELO, how=FIT),
     Measure("sw_low", "lower bound of the sandwich interval of bt_score (arena-rank's: battles "
             "taken as independent, so topic noise is not in it; half rule only)",
-            missing=None),
-    Measure("sw_high", "upper bound of the sandwich interval of bt_score", missing=None),
+            missing=None, scale=ELO, how=FIT),
+    Measure("sw_high", "upper bound of the sandwich interval of bt_score", missing=None,
+            scale=ELO, how=FIT),
     Measure("sc_score", "style-controlled Bradley-Terry score: the answers' length, headers, "
-            "list items, bold spans and citations as covariates (half rule)", missing=None),
-    Measure("sc_low", "lower bound of the sandwich interval of sc_score", missing=None),
-    Measure("sc_high", "upper bound of the sandwich interval of sc_score", missing=None),
+            "list items, bold spans and citations as covariates (half rule)", missing=None,
+            scale=ELO, how=FIT),
+    Measure("sc_low", "lower bound of the sandwich interval of sc_score", missing=None,
+            scale=ELO, how=FIT),
+    Measure("sc_high", "upper bound of the sandwich interval of sc_score", missing=None,
+            scale=ELO, how=FIT),
     Measure("sc_moved", "places the run moves up the ranking when style is controlled "
-            "(its bt_score rank minus its sc_score rank)", missing=None),
+            "(its bt_score rank minus its sc_score rank)", missing=None, scale="places",
+            how=FIT),
     Measure("win_rate", "share of the run's battles it won, a tie counting half",
-            missing=None),
+            missing=None, how="over every battle of the run, not a mean over topics"),
     Measure("flip_rate", "share of the run's battles judged in both orders whose verdict "
             "reversed with the order (position bias; such a battle is a tie)", missing=None,
             higher_better=False),
-    Measure("battles", "battles of the run with a result", missing=None),
+    Measure("battles", "battles of the run with a result", missing=None, scale="count",
+            how="counted over every topic"),
 )
 MEASURES = tuple(m.name for m in DECLARED)
 

@@ -41,12 +41,12 @@ from nuggetizer.measures.style import answer_style
 from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.battles import measures as mb
 from nuggetizer.methods.battles.measures import POSITION, two_orders
-from nuggetizer.methods.battles.records import BattleJudgment
+from nuggetizer.methods.battles.records import BATTLES_FILE, BattleJudgment, battle_key
 from nuggetizer.methods.battles.report import BattlesPart
 from nuggetizer.methods.battles.rows import read_rows
+from nuggetizer.methods.battles.step import judge_battles, plan_battles
 from nuggetizer.parsing import ParseFailure, label_schema
 
-BATTLES_FILE = "battles.jsonl"  # the judgments file of `nuggetizer battles`, in its folder
 VERDICTS = ("A", "B", "tie")
 RESULTS = ("a", "b", "tie")
 SCHEMA = label_schema("verdict", VERDICTS)
@@ -97,11 +97,6 @@ class Battle:
 def is_battles(path: Path) -> bool:
     """Whether `path` is battle judgments: a battles.jsonl, or a folder holding one."""
     return path.name == BATTLES_FILE or (path / BATTLES_FILE).is_file()
-
-
-def battle_key(qid: str, run_a: str, run_b: str) -> str:
-    """The resume key of a battle."""
-    return f"{qid}\t{run_a}\t{run_b}"
 
 
 def parse_verdict(text: str) -> str:
@@ -189,6 +184,15 @@ class BattlesMethod(AnswerKeyMethod):
             narrative=battle.narrative, answer_a=render_answer(shown[0]),
             answer_b=render_answer(shown[1]),
             documents=battle.documents if self.config.documents else [])
+
+    async def judge_together(self, assessor: Assessor,
+                             targets: Mapping[str, Mapping[str, Target]],
+                             narratives: Mapping[str, str], out_dir: Path,
+                             track: str | None = None) -> Any:
+        """A track's battles (evaluate): every pair of runs on every topic both answered
+        (methods/battles/step.py's schedule, seeded), judged into out_dir/battles.jsonl."""
+        plan = plan_battles(targets, narratives, None, None, self.config.seed)
+        return await judge_battles(self, plan, assessor, out_dir, track)
 
     async def judge(self, assessor: Assessor, key: Any, target: Target) -> Outcome:
         """The battle of `target` against its `opponent` (the pair target; run A is the one

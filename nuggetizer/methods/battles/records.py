@@ -9,6 +9,13 @@ from pydantic import Field
 
 from nuggetizer.formats.records import Id, Record
 
+BATTLES_FILE = "battles.jsonl"  # the judgments file of `nuggetizer battles`, in its folder
+
+
+def battle_key(qid: str, run_a: str, run_b: str) -> str:
+    """The resume key of a battle."""
+    return f"{qid}\t{run_a}\t{run_b}"
+
 
 class Order(Record):
     """One order of a battle: the run shown first and its verdict (checked by the method)."""

@@ -21,8 +21,7 @@ from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import AnswerKeyMethod, Target
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.methods.battles.measures import verdicts
-from nuggetizer.methods.battles.method import BATTLES_FILE, battle_key
-from nuggetizer.methods.battles.records import BattleJudgment
+from nuggetizer.methods.battles.records import BATTLES_FILE, BattleJudgment, battle_key
 from nuggetizer.methods.battles.schedule import (
     Pairing,
     active_pairs,

@@ -4,7 +4,8 @@ assessment at a time (so that none need be kept), with each topic's query text."
 from __future__ import annotations
 
 import html
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import cache
 from itertools import compress
 from typing import Any
 
@@ -14,6 +15,14 @@ from nuggetizer.labels import SUPPORTED
 from nuggetizer.types import Assessment
 
 _SUPPORTED = frozenset(SUPPORTED)
+
+
+@cache
+def _line(text: str, importance: str, verdict: str) -> str:
+    """A nugget with its verdict, as the drill-down pages list it."""
+    E = html.escape
+    return (f"<li class='{E(verdict)}'>{E(verdict.replace('_', ' '))}: {E(text)} "
+            f"<small>({E(importance)})</small></li>")
 
 
 class Gaps(ReportPart):
@@ -49,6 +58,16 @@ class Gaps(ReportPart):
                 seen.setdefault(text, label)
         self.supported.setdefault(a.qid, set()).update(
             compress(texts, map(_SUPPORTED.__contains__, assignment)))
+
+    def detail(self, record: Assessment | LabelRow) -> list[tuple[str, str, list[str]]]:
+        """The answer and each nugget with its importance and verdict (one line each, the
+        same string wherever it recurs)."""
+        a = record
+        nuggets: Iterable[tuple[str, str, str]] = \
+            zip(a.texts, a.importance, a.assignment) if isinstance(a, LabelRow) else \
+            ((n.text, n.importance, n.assignment) for n in a.nuggets)
+        return [(a.run_id, a.qid, [f"<div class='answer'>{html.escape(a.answer_text)}</div>"
+                                   "<ul>", *(_line(*n) for n in nuggets), "</ul>"])]
 
     def unsupported(self) -> dict[str, list[tuple[str, str]]]:
         """Per topic, the (importance, text) of nuggets that no run supported."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ from nuggetizer.interface.registry import register
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED, support_label
 from nuggetizer.measures import support as ms
 from nuggetizer.methods.support.records import SupportJudgment
+from nuggetizer.methods.support.report import SupportPart
 from nuggetizer.methods.support.sheets import read_support_sheets, support_sheets
 from nuggetizer.parsing import json_label, label_schema
 
@@ -101,6 +102,9 @@ class SupportMethod(AnswerKeyMethod):
     @property
     def first_citation_only(self) -> bool:
         return self.config.citations == "first"
+
+    def report_part(self, runs: Collection[str] | None) -> SupportPart:
+        return SupportPart(runs)
 
     def _pairs(self, target: Target) -> Iterator[tuple[int, dict[str, Any]]]:
         """(sentence index, pair record without its label) of every pair to judge; a passage

@@ -1,0 +1,178 @@
+"""The report's leaderboard: every measure of every run, a 95% interval beside each measure
+drawn (scoring/uncertainty.py: a seeded bootstrap over topics, or the battles' own interval),
+the group letters of the runs the paired test cannot tell apart and those groups in words; as
+HTML for the page, and as Markdown and LaTeX (booktabs) tables for a paper."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from nuggetizer.report.drill import number
+from nuggetizer.report.html import Cell, rows_html
+from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.scoring.uncertainty import (
+    ALPHA,
+    LEVEL,
+    OWN_INTERVALS,
+    ROUNDS,
+    SEED,
+    TRIALS,
+    Groups,
+    bootstrap_intervals,
+    groups,
+)
+
+
+@dataclass
+class Board:
+    """A leaderboard with its intervals and groups, for the runs of `table`."""
+
+    table: ScoreTable
+    ranks: Mapping[str, int]  # among all runs (a subset shown keeps them)
+    intervals: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    groups: dict[str, Groups] = field(default_factory=dict)
+    level: float = LEVEL
+    rounds: int = ROUNDS
+
+    @property
+    def runs(self) -> list[str]:
+        return self.table.ranking()
+
+    @property
+    def grouped(self) -> Groups | None:
+        """The groups of the ranking measure (None where it has no per-topic values)."""
+        return self.groups.get(self.table.primary)
+
+    @property
+    def measures(self) -> list[str]:
+        """The columns of measures: the table's, less the bounds of an interval shown in a
+        column of its own (bt_low, bt_high)."""
+        bounds = {b for m, pair in OWN_INTERVALS.items() if m in self.intervals for b in pair}
+        return [m for m in self.table.measures if m not in bounds]
+
+    def head(self) -> list[str]:
+        cells = ["rank", "run_id"] + (["group"] if self.grouped else [])
+        for m in self.measures:
+            cells.append(m)
+            if m in self.intervals:
+                cells.append(f"{m} {round(self.level * 100)}% CI")
+        return cells
+
+    def rows(self) -> list[list[tuple[str, float | None]]]:
+        """(text, sort value) of each cell, in ranking order."""
+        letters = self.grouped.letters() if self.grouped else {}
+        rows = []
+        for run in self.runs:
+            means = self.table.means[run]
+            row: list[tuple[str, float | None]] = [(str(self.ranks[run]), None), (run, None)]
+            if self.grouped:
+                row.append((letters.get(run, "-"), None))
+            for m in self.measures:
+                row.append((number(m, means.get(m)), means.get(m)))
+                if m in self.intervals:
+                    low_high = self.intervals[m].get(run)
+                    row.append((f"[{number(m, low_high[0])}, {number(m, low_high[1])}]"
+                                if low_high else "-", low_high[0] if low_high else None))
+            rows.append(row)
+        return rows
+
+    def sentences(self) -> list[str]:
+        """The groups in words, one per measure grouped."""
+        return [g.sentence(self.ranks) for g in self.groups.values()]
+
+    def notes(self) -> list[str]:
+        """How the intervals were made, in words."""
+        level = f"{round(self.level * 100)}%"
+        said = []
+        boot = [m for m in self.intervals if m not in OWN_INTERVALS]
+        if boot:
+            said.append(f"{level} intervals of {', '.join(boot)}: percentile bootstrap over "
+                        f"topics ({self.rounds} resamples, seed {SEED}).")
+        own = [m for m in self.intervals if m in OWN_INTERVALS]
+        if own:
+            said.append(f"Intervals of {', '.join(own)}: the battles' own bootstrap "
+                        "(topics resampled, the Bradley-Terry model refitted each time); "
+                        "runs whose intervals overlap may not differ.")
+        return said
+
+
+def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[str], *,
+               rounds: int = ROUNDS, trials: int = TRIALS, level: float = LEVEL,
+               alpha: float = ALPHA) -> Board:
+    """The leaderboard of `table` with intervals of each of `measures` (those the table
+    holds) and the groups of the ranking measure (where the runs have per-topic values of it:
+    the groups are stretches of the page's ranks)."""
+    board = Board(table, ranks, level=level, rounds=rounds)
+    for m in dict.fromkeys(measures):
+        if m not in table.measures:
+            continue
+        found = bootstrap_intervals(table, m, rounds=rounds, level=level)
+        if found:
+            board.intervals[m] = found
+    m = table.primary
+    if m not in OWN_INTERVALS and any(m in row for rows in table.per_topic.values()
+                                      for row in rows.values()):
+        board.groups[m] = groups(table, m, trials=trials, alpha=alpha)
+    return board
+
+
+def board_html(board: Board, links: Mapping[str, str]) -> str:
+    """The groups in words and how the intervals were made, then the leaderboard table (run
+    names linked to their pages; scrolled sideways when wider than the page)."""
+    rows = [[Cell(text, links.get(text) if k == 1 else None, sort,
+                  "ci" if "[" in text else "") for k, (text, sort) in enumerate(row)]
+            for row in board.rows()]
+    E = html.escape
+    words = "".join(f"<li>{E(s)}</li>" for s in board.sentences())
+    notes = " ".join(board.notes())
+    return ((f"<div class='groups'><b>Which runs can be told apart</b><ul>{words}</ul>"
+             "</div>" if words else "")
+            + (f"<p><small>{E(notes)}</small></p>" if notes else "")
+            + "<div class='wide'>" + rows_html(board.head(), rows, ["", "text run", "text"])
+            + "</div>")
+
+
+def board_markdown(board: Board) -> str:
+    """The leaderboard as a Markdown table with its caption."""
+    head = board.head()
+    lines = [" ".join([*board.notes(), *board.sentences()]), "",
+             "| " + " | ".join(head) + " |",
+             "|" + "|".join("---" if k in (1, 2) else "---:" for k in range(len(head))) + "|"]
+    lines += ["| " + " | ".join(t.replace("|", "\\|") for t, _ in row) + " |"
+              for row in board.rows()]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Text as LaTeX sets it, its special characters escaped."""
+    return "".join(_LATEX.get(c, c) for c in text)
+
+
+def latex_table(head: Sequence[str], rows: Sequence[Sequence[str]], caption: str,
+                label: str, text_columns: int = 1) -> str:
+    """A booktabs table (\\toprule, \\midrule, \\bottomrule): the first `text_columns`
+    columns left-aligned, the others right."""
+    spec = "l" * text_columns + "r" * (len(head) - text_columns)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small",
+             f"\\caption{{{latex_escape(caption)}}}", f"\\label{{{label}}}",
+             f"\\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(latex_escape(h) for h in head) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def board_latex(board: Board) -> str:
+    """The leaderboard as a LaTeX booktabs table, the groups and intervals in its caption."""
+    head = board.head()
+    rows = [[t for t, _ in row] for row in board.rows()]
+    # rank is a number, but reads best left of the run's name
+    return latex_table(head, rows, " ".join([*board.notes(), *board.sentences()]),
+                       "tab:leaderboard", text_columns=3 if board.grouped else 2)
