@@ -24,7 +24,6 @@ from nuggetizer.cli.common import (
     topic_options,
 )
 from nuggetizer.cli.steps import configured
-from nuggetizer.compare.human import human_agreement
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.nist import HumanAnswer, read_nist_assignments, topic_keys
 from nuggetizer.formats.writing import write_text_atomic
@@ -101,6 +100,8 @@ def human_agreement_command(assignments: Path, sample: int | None, seed: int,
     seconds = time.monotonic() - started
     labels = {(j.run_id, j.qid): [n.assignment for n in j.record.nuggets]
               for j in read_judged(chosen, [judged_dir])}
+    from nuggetizer.compare.human import human_agreement  # scipy: when the command runs
+
     result = human_agreement(answers, labels)
     fresh = summary.done
     result.spend = {"tokens": summary.tokens or {}, "cost": summary.cost, "seconds":
