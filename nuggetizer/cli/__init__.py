@@ -19,6 +19,7 @@ from nuggetizer.cli import (
     methods,
     organizer,
     report,
+    workbench,
 )
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
@@ -34,7 +35,7 @@ def cli() -> None:
 
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
-                *battles.COMMANDS):
+                *battles.COMMANDS, *workbench.COMMANDS):
     cli.add_command(command)
 
 
