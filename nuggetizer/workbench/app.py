@@ -253,8 +253,9 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
                 raise HTTPException(422, why)
         for attempt in range(3):
             try:
-                j = session.scalar(select(Judgment).where(Judgment.item_id == item.id,
-                                                          Judgment.account_id == account.id))
+                j = session.scalar(select(Judgment).where(
+                    Judgment.item_id == item.id, Judgment.account_id == account.id)
+                    .with_for_update())  # two saves of one item: one waits for the other
                 if j is None:
                     j = Judgment(item_id=item.id, account_id=account.id, value={})
                     session.add(j)

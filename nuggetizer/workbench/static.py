@@ -35,23 +35,29 @@ let seconds = data.seconds || 0, started = Date.now();
 function elapsed(){ return seconds + (Date.now() - started) / 1000; }
 function show(text){ if (statusEl) statusEl.textContent = text; }
 function queue(){ try { return JSON.parse(localStorage.getItem(queueKey) || "[]"); } catch(e) { return []; } }
+let flushing = false;
+function drop(body){ const now = queue(); if (now.length && JSON.stringify(now[0]) === JSON.stringify(body)) now.shift(); localStorage.setItem(queueKey, JSON.stringify(now)); }
 async function flush(){
-  const q = queue();
-  while (q.length) {
-    const body = q[0];
-    let ok = false;
-    try {
-      const r = await fetch(data.api, {method: "POST", credentials: "same-origin",
-        headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
-        body: JSON.stringify(body)});
-      ok = r.ok;
-      if (!ok && r.status < 500) { q.shift(); localStorage.setItem(queueKey, JSON.stringify(q)); show("refused: " + r.status); continue; }
-      if (ok) { const j = await r.json(); if (j.done) document.body.classList.add("done"); }
-    } catch (e) { ok = false; }
-    if (!ok) { show("offline: " + q.length + " unsaved, retrying"); setTimeout(flush, 2000); return; }
-    q.shift(); localStorage.setItem(queueKey, JSON.stringify(q));
-  }
-  show("all saved"); document.body.dataset.saved = String(Date.now());
+  if (flushing) return;
+  flushing = true;
+  let ok = true;
+  try {
+    for (let body = queue()[0]; body; body = queue()[0]) {
+      let r = null;
+      try {
+        r = await fetch(data.api, {method: "POST", credentials: "same-origin",
+          headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
+          body: JSON.stringify(body)});
+      } catch (e) { r = null; }
+      if (r === null || r.status >= 500) { ok = false; break; }
+      drop(body);
+      if (!r.ok) { show("refused: " + r.status); continue; }
+      const j = await r.json(); if (j.done) document.body.classList.add("done");
+    }
+  } finally { flushing = false; }
+  if (!ok) { show("offline: " + queue().length + " unsaved, retrying"); setTimeout(flush, 2000); }
+  else if (queue().length) { setTimeout(flush, 0); }
+  else { show("all saved"); document.body.dataset.saved = String(Date.now()); }
 }
 function save(key, value){
   const q = queue().filter(b => b.key !== key);
