@@ -109,7 +109,8 @@ class Server:
                 return self
             except httpx.HTTPError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"the server ended: {self.log.read_text()[-2000:]}")
+                    raise RuntimeError(f"the server ended: {self.log.read_text()[-2000:]}"
+                                       ) from None
                 time.sleep(0.1)
         raise RuntimeError("the server did not start in 30 s")
 

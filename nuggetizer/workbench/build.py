@@ -57,7 +57,8 @@ def _needs(spec: ProjectSpec) -> None:
     for task in spec.tasks:
         for need in wants[task]:
             if not getattr(spec, need):
-                raise ConfigError(f"task {task} needs --{need.rstrip('s') if need == 'runs' else need}")
+                flag = "run" if need == "runs" else need
+                raise ConfigError(f"task {task} needs --{flag}")
     if not spec.assessors:
         raise ConfigError("a project needs at least one --assessor")
     if not 0.0 <= spec.double <= 1.0:

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from workbench_server import HOSTILE, PASSWORD, login, populate, postgres, serving
 
 playwright = pytest.importorskip("playwright.sync_api")
