@@ -187,7 +187,7 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
                             "</a></li>" for p in projects)
             body = f"<h1>Projects</h1><ul>{links or '<li>none yet</li>'}</ul>"
         else:
-            rows = [(TITLES[i.task], i.qid, "done" if answered(i.task, i.shown, j and j.value)
+            rows = [(TITLES[i.task], i.qid, "done" if answered(i.task, i.shown, j.value if j else None)
                      else "to do", i.ref) for i, j in items_of(session, account)]
             links = "".join(
                 f'<tr><td>{pages.e(t)}</td><td>{pages.e(q)}</td><td>{pages.e(s)}</td>'
@@ -202,7 +202,7 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
 
     def next_ref(session: Session, account: Account, item: Item) -> str | None:
         for other, j in items_of(session, account):
-            if other.id != item.id and not answered(other.task, other.shown, j and j.value):
+            if other.id != item.id and not answered(other.task, other.shown, j.value if j else None):
                 return other.ref
         return None
 
@@ -241,7 +241,7 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     def items_api(request: Request, session: Session = Depends(db)) -> JSONResponse:
         account, _ = need(request, session)
         return JSONResponse([{"ref": i.ref, "task": i.task, "qid": i.qid,
-                              "done": answered(i.task, i.shown, j and j.value)}
+                              "done": answered(i.task, i.shown, j.value if j else None)}
                              for i, j in items_of(session, account)], headers=HEADERS)
 
     def store(session: Session, account: Account, item: Item, changes: dict[str, Any],

@@ -129,7 +129,7 @@ def project_items(spec: ProjectSpec) -> list[tuple[str, str, dict, dict, dict | 
                     items.append((task, qid, shown, record, llm.get((qid, a, b))))
             continue
         task_keys = keys if task == "assign" else (
-            method.read_keys(spec.rubrics) if task == "rubric" else {})
+            method.read_keys(spec.rubrics) if task == "rubric" and spec.rubrics else {})
         for run, by_topic in sorted(targets.items()):
             for qid, target in by_topic.items():
                 if task != "support" and qid not in task_keys:

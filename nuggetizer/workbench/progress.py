@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -84,7 +85,7 @@ def agreement(db: Session, project: Project) -> dict[str, JudgesAgreement]:
         tables = [judged[p] for p in people]
         thresholds = [1, 2] if task in ("assign", "support", "rubric") else [1]
         result[task] = judges_agreement(people, tables, label_pair(tables, thresholds),
-                                        lambda units, t=thresholds: overall_alpha(units, t),
+                                        partial(overall_alpha, thresholds=thresholds),
                                         what="questions")
     return result
 
