@@ -62,6 +62,11 @@ def _html(text: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(text, status_code=status, headers=HEADERS)
 
 
+def finished(item: Item, judgment: Judgment | None) -> bool:
+    """Whether an assessor's judgment answers every question of the item."""
+    return answered(item.task, item.shown, judgment.value if judgment else None)
+
+
 def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     """The workbench's routes under `prefix` (the base of every link it writes)."""
     router = APIRouter(prefix=prefix)
@@ -187,7 +192,7 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
                             "</a></li>" for p in projects)
             body = f"<h1>Projects</h1><ul>{links or '<li>none yet</li>'}</ul>"
         else:
-            rows = [(TITLES[i.task], i.qid, "done" if answered(i.task, i.shown, j.value if j else None)
+            rows = [(TITLES[i.task], i.qid, "done" if finished(i, j)
                      else "to do", i.ref) for i, j in items_of(session, account)]
             links = "".join(
                 f'<tr><td>{pages.e(t)}</td><td>{pages.e(q)}</td><td>{pages.e(s)}</td>'
@@ -202,7 +207,7 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
 
     def next_ref(session: Session, account: Account, item: Item) -> str | None:
         for other, j in items_of(session, account):
-            if other.id != item.id and not answered(other.task, other.shown, j.value if j else None):
+            if other.id != item.id and not finished(other, j):
                 return other.ref
         return None
 
@@ -241,7 +246,7 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     def items_api(request: Request, session: Session = Depends(db)) -> JSONResponse:
         account, _ = need(request, session)
         return JSONResponse([{"ref": i.ref, "task": i.task, "qid": i.qid,
-                              "done": answered(i.task, i.shown, j.value if j else None)}
+                              "done": finished(i, j)}
                              for i, j in items_of(session, account)], headers=HEADERS)
 
     def store(session: Session, account: Account, item: Item, changes: dict[str, Any],
