@@ -108,14 +108,21 @@ def export_command(name: str, output: Path, database: str) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="the address to listen on (another than 127.0.0.1 opens it to the network)")
 @click.option("--port", default=8031, show_default=True, type=int)
+@click.option("--sqlite-sync", "sync", type=click.Choice(["normal", "full"]), default="normal",
+              show_default=True,
+              help="SQLite: normal keeps every save through a killed server; full also "
+                   "through a power cut, at a disk flush per save")
 @DB
-def serve_command(host: str, port: int, database: str) -> None:
-    """Serve the workbench's pages."""
+def serve_command(host: str, port: int, sync: str, database: str) -> None:
+    """Serve the workbench's pages (on 127.0.0.1 unless --host says otherwise)."""
     import uvicorn
 
     from nuggetizer.workbench.app import create_app
 
-    uvicorn.run(create_app(database), host=host, port=port, log_level="warning")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"workbench: listening on {host}: reachable from the network; put it "
+                   "behind HTTPS", err=True)
+    uvicorn.run(create_app(database, sync), host=host, port=port, log_level="warning")
 
 
 COMMANDS = (workbench_command,)

@@ -362,16 +362,17 @@ def _num(x: float | None) -> str:
     return "" if x is None or x != x else f"{x:.3f}"
 
 
-def mount(app: FastAPI, database: str, prefix: str = "/workbench") -> sessionmaker[Any]:
+def mount(app: FastAPI, database: str, prefix: str = "/workbench", sync: str = "normal"
+          ) -> sessionmaker[Any]:
     """Add the workbench's routes, under `prefix`, to an app (its session factory)."""
-    factory = sessions(make_engine(database))
+    factory = sessions(make_engine(database, sync))
     app.include_router(workbench_router(factory, prefix))
     return factory
 
 
-def create_app(database: str) -> FastAPI:
+def create_app(database: str, sync: str = "normal") -> FastAPI:
     """The workbench on its own (`nuggetizer workbench serve`)."""
     app = FastAPI(title="nuggetizer workbench", docs_url=None, redoc_url=None,
                   openapi_url=None)
-    mount(app, database, "")
+    mount(app, database, "", sync)
     return app

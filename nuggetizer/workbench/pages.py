@@ -48,12 +48,15 @@ def login_form(base: str, csrf: str, error: str = "", invite: str | None = None)
             f"<button>{e(what)}</button></form>")
 
 
+SHOWN_AS = {"A": "Answer 1", "B": "Answer 2"}  # a battle's verdicts, as the page names them
+
+
 def _labels(q: Mapping[str, Any], chosen: Any, suggestion: Any) -> str:
     out = []
     for k, label in enumerate(q["labels"], 1):
         checked = " checked" if chosen == label else ""
         out.append(f'<label><input type="radio" name="{e(q["key"])}" value="{e(label)}"'
-                   f"{checked}>{k} {e(label)}</label>")
+                   f"{checked}>{k} {e(SHOWN_AS.get(label, label))}</label>")
     hint = (f'<span class="suggest">LLM suggests: {e(suggestion)}</span>'
             if suggestion is not None else "")
     return f'<div class="labels">{"".join(out)}{hint}</div>'

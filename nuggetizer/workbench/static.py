@@ -17,6 +17,7 @@ h1{font-size:1.3rem}h2{font-size:1.1rem;margin:.8rem 0 .3rem}
 .labels label:has(input:checked){background:#2271b1;color:#fff;border-color:#2271b1}
 .panes{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}
 .pane{background:#fbfbfc;border:1px solid #e0e0e0;border-radius:4px;padding:.5rem}
+#nuggets:focus{outline:none}
 .ctx{color:#50575e;font-size:.9em}.hint{color:#50575e;font-size:.85em}
 .suggest{color:#8a4b00;font-size:.85em}
 table{border-collapse:collapse}td,th{border:1px solid #dcdcde;padding:.2rem .5rem;text-align:left}

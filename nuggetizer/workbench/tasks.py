@@ -86,9 +86,11 @@ def battle_item(qid: str, narrative: str, a: tuple[str, str], b: tuple[str, str]
     sends them; the shown part names no run."""
     (run_a, text_a), (run_b, text_b) = a, b
     shown = {"query": narrative, "questions": [
-        question("o0", BATTLE_LABELS, "Which answer serves the narrative better?",
+        question("o0", BATTLE_LABELS, "Order 1 of 2: which answer serves the narrative "
+                 "better?",
                  panes=[("Answer 1", text_a), ("Answer 2", text_b)]),
-        question("o1", BATTLE_LABELS, "Which answer serves the narrative better?",
+        question("o1", BATTLE_LABELS, "Order 2 of 2 (the same answers, swapped): which "
+                 "answer serves the narrative better?",
                  panes=[("Answer 1", text_b), ("Answer 2", text_a)])]}
     record = {"qid": qid, "run_a": run_a, "run_b": run_b, "narrative": narrative,
               "orders": [{"first": run_a}, {"first": run_b}]}

@@ -35,8 +35,10 @@ def _saved(page: object) -> None:
 def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_path: Path
                                                               ) -> None:
     browser_path = _chromium()
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
+    # kept where WORKBENCH_SCREENSHOTS says (a CI artifact), else in pytest's temp folder
+    kept = os.environ.get("WORKBENCH_SCREENSHOTS")
+    shots = Path(kept) / backend if kept else tmp_path / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
     with (postgres(tmp_path) if backend == "postgres" else _sqlite(tmp_path)) as database:
         populate(database, tmp_path)
         with serving(database, tmp_path / "server.log") as server:
