@@ -44,11 +44,17 @@ demo: $(LLAMA_STAMP)
 # Installs the package with everything the tests use and runs ruff, mypy, the layer rules and the
 # whole test suite, slow tests included (they start the embedded model and a real llama.cpp
 # server on 127.0.0.1).
-# Debian's chromium renders the HTML report headless in a test: installed with apt-get when
-# missing (needs root), unless SYSTEM_PACKAGES=no.
+# Debian's chromium renders the HTML report headless in a test and drives the workbench's
+# pages; Debian's postgresql is the workbench's shared database in its tests (the test starts
+# its own server in a temp folder): installed with apt-get when missing (needs root), unless
+# SYSTEM_PACKAGES=no.
 test: $(LLAMA_STAMP)
 	@if [ "$(SYSTEM_PACKAGES)" = yes ] && ! command -v chromium >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
+	@if [ "$(SYSTEM_PACKAGES)" = yes ] && ! command -v initdb >/dev/null \
+		&& ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
 	fi
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,server,test]'
 	$(BIN)/ruff check .
