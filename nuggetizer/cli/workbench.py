@@ -104,6 +104,27 @@ def export_command(name: str, output: Path, database: str) -> None:
                f" to {output}", err=True)
 
 
+@workbench_command.command("import")
+@click.argument("name")
+@click.argument("paths", nargs=-1, required=True, type=ANY)
+@click.option("--task", required=True,
+              type=click.Choice(["postedit", "assign", "support", "battle", "rubric"]))
+@click.option("--assessor", required=True, help="whose judgments these are")
+@click.option("--mapping", type=ANY, default=None, help="blind battle sheets: their mapping")
+@DB
+def import_command(name: str, paths: tuple[Path, ...], task: str, assessor: str,
+                   mapping: Path | None, database: str) -> None:
+    """Bring existing judgments, sheets or a post-edited key into a project."""
+    from nuggetizer.workbench.imports import import_judgments
+    from nuggetizer.workbench.store import make_engine, sessions
+
+    with sessions(make_engine(database))() as db:
+        filled, unmatched = import_judgments(db, name, task, assessor, paths, mapping)
+    click.echo(f"workbench import: {filled} items of {task} judged by {assessor}" +
+               (f"; {unmatched} records match no item of the project" if unmatched else ""),
+               err=True)
+
+
 @workbench_command.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="the address to listen on (another than 127.0.0.1 opens it to the network)")

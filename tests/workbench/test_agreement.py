@@ -73,3 +73,55 @@ def test_agreement_progress_and_export_of_items_judged_twice(tmp_path: Path) -> 
     for name in ("alice", "bob"):
         mine = list((tmp_path / "out" / "by-assessor" / name / "assign").glob("*.jsonl"))
         assert sum(len(p.read_text().splitlines()) for p in mine) == len(items)
+
+
+def test_export_imports_back_as_another_assessors_work(tmp_path: Path) -> None:
+    """Alice's exported judgments of every task, imported as Bob's, are the same labels on
+    the same items; a nugget sheet of `export-nuggets` imports as a post-edit."""
+    import subprocess
+    import sys
+
+    from nuggetizer.workbench.imports import import_judgments
+
+    database = str(tmp_path / "wb.sqlite")
+    populate(database, tmp_path, double=0.0)
+    factory = sessions(make_engine(database))
+    with factory() as db:
+        alice = db.scalar(select(Account).where(Account.name == "alice"))
+        bob = db.scalar(select(Account).where(Account.name == "bob"))
+        mine = db.scalars(select(Item).join(Assignment).where(
+            Assignment.account_id == alice.id)).all()
+        for k, item in enumerate(mine):
+            if item.task == "postedit":
+                value = {"nuggets": [{**n, "importance": "vital"} for n in
+                                     item.shown["nuggets"]]}
+            else:
+                value = {q["key"]: q["labels"][k % len(q["labels"])]
+                         for q in item.shown["questions"]}
+            db.add(Judgment(item_id=item.id, account_id=alice.id, value=value))
+        db.commit()
+        export_project(db, "sample", tmp_path / "out")
+        export_project(db, "rag", tmp_path / "rag")
+        base = tmp_path / "out" / "by-assessor" / "alice"
+        for task, path in (("assign", base / "assign"), ("support", base / "support"),
+                           ("battle", base / "battles"), ("postedit", base / "nuggets")):
+            files = sorted(path.glob("*.jsonl")) if task == "postedit" else [path]
+            for file in files:
+                filled, unmatched = import_judgments(db, "sample", task, "bob", [file])
+                assert filled > 0 and unmatched == 0
+        import_judgments(db, "rag", "rubric", "bob",
+                         [tmp_path / "rag" / "by-assessor" / "alice" / "rubrics"])
+        values = {(j.item_id, j.account_id): j.value for j in db.scalars(select(Judgment))}
+        for item in mine:
+            theirs, ours = values[(item.id, alice.id)], values[(item.id, bob.id)]
+            if item.task == "postedit":
+                assert [n["text"] for n in ours["nuggets"]] == \
+                    [n["text"] for n in theirs["nuggets"]]
+            else:
+                assert ours == theirs, item.task
+    sheet = tmp_path / "key.tsv"
+    subprocess.run([sys.executable, "-m", "nuggetizer", "export-nuggets",
+                    str(tmp_path / "key.jsonl"), "-o", str(sheet)], check=True)
+    with factory() as db:
+        filled, _ = import_judgments(db, "sample", "postedit", "boss", [sheet])
+        assert filled == 4
