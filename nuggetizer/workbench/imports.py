@@ -50,8 +50,8 @@ def _records(task: str, paths: Sequence[Path], project: Project,
     if _is_sheet(paths):
         files = project.settings.get("files", {})
         key_file = files.get("nuggets") if task == "assign" else files.get("rubrics")
-        keys = method.read_keys(key_file) if key_file else None
-        by_run = method.read_sheets(list(paths), keys, True)
+        task_keys = method.read_keys(key_file) if key_file else None
+        by_run = method.read_sheets(list(paths), task_keys, True)
         return [r for records in by_run.values() for r in records]
     return [j.record if isinstance(j.record, dict) else assessment_record(j.record)
             for j in read_judged(method, judgment_files(list(paths)))]
