@@ -4,11 +4,13 @@ organizer exports and `score` reads the export. Screenshots of each page are kep
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,7 @@ def _saved(page: object) -> None:
     page.locator("#status", has_text="all saved").wait_for()  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_path: Path
                                                               ) -> None:
@@ -95,6 +98,7 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                     page.goto(f"{server.url}/item/{it['ref']}")
                     assert page.evaluate("window.pwned") is None
                     texts.append(page.inner_text("#answer"))
+                    assert page.locator("#answer a, #answer img, #answer script").count() == 0
                     page.evaluate("""() => { const n = document.getElementById('answer')
                         .firstChild; const r = document.createRange(); r.setStart(n, 0);
                         r.setEnd(n, 20); getSelection().removeAllRanges();
@@ -152,6 +156,9 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
             view = boss.get("/project/1")
             assert view.status_code == 200 and "alice" in view.text
             (shots / "organizer.html").write_text(view.text)
+            download = boss.get("/project/1/export.zip")
+            names = zipfile.ZipFile(io.BytesIO(download.content)).namelist()
+            assert "nuggets.jsonl" in names and "battles/battles.jsonl" in names
         out = tmp_path / "export"
         subprocess.run([sys.executable, "-m", "nuggetizer", "workbench", "export", "sample",
                         "--db", database, "-o", str(out)], check=True)
