@@ -141,7 +141,8 @@ def project_items(spec: ProjectSpec) -> list[tuple[str, str, dict, dict, dict | 
                 items.append((task, qid, shown, record, llm.get((run, qid))))
     if not items:
         raise ConfigError("the project has no items: do the runs answer the topics of the key?")
-    return items
+    order = {qid: k for k, qid in enumerate(topics)}  # a topic's answers one after another
+    return sorted(items, key=lambda it: (tk.TASKS.index(it[0]), order.get(it[1], len(order))))
 
 
 def _share(name: str, ref: str) -> float:
