@@ -125,3 +125,47 @@ def test_export_imports_back_as_another_assessors_work(tmp_path: Path) -> None:
     with factory() as db:
         filled, _ = import_judgments(db, "sample", "postedit", "boss", [sheet])
         assert filled == 4
+
+
+def test_llm_judgments_become_suggestions_shown_only_where_the_project_says(tmp_path: Path
+                                                                           ) -> None:
+    """Judgment files given as the LLM's are each item's suggestions (the same labels); the
+    page shows them when the project shows the LLM, and never otherwise."""
+    from workbench_server import ROOT, write_key
+
+    from nuggetizer.workbench.build import ProjectSpec, create_project
+    from nuggetizer.workbench.pages import item_page
+
+    database = str(tmp_path / "wb.sqlite")
+    populate(database, tmp_path, double=0.0)
+    factory = sessions(make_engine(database))
+    with factory() as db:
+        alice = db.scalar(select(Account).where(Account.name == "alice"))
+        boss = db.scalar(select(Account).where(Account.name == "boss"))
+        assigned = db.scalars(select(Item).join(Assignment).where(
+            Assignment.account_id == alice.id, Item.task == "assign")).all()
+        for k, item in enumerate(assigned):
+            db.add(Judgment(item_id=item.id, account_id=alice.id, value={
+                q["key"]: q["labels"][(k + j) % 3]
+                for j, q in enumerate(item.shown["questions"])}))
+        db.commit()
+        export_project(db, "sample", tmp_path / "out")
+        judged = {(i.record["run_id"], i.qid): {q["key"]: q["labels"][(k + j) % 3] for j, q
+                                                in enumerate(i.shown["questions"])}
+                  for k, i in enumerate(assigned)}
+        for name, show in (("shown", True), ("hidden", False)):
+            create_project(db, ProjectSpec(
+                name, ROOT / "tracks/sample/topics.tsv", ("assign",), ("alice",),
+                [ROOT / "runs/sample/good.jsonl", ROOT / "runs/sample/middling.jsonl",
+                 tmp_path / "hostile.jsonl"], write_key(tmp_path / "key2.jsonl"),
+                show_llm=show, llm={"assign": [tmp_path / "out" / "assign"]}), boss)
+            project = db.scalar(select(Project).where(Project.name == name))
+            items = db.scalars(select(Item).where(Item.project_id == project.id)).all()
+            for item in items:  # the LLM judged alice's topics only
+                assert item.suggestion == judged.get((item.record["run_id"], item.qid))
+            assert sum(i.suggestion is not None for i in items) == len(judged)
+            assert project.settings["show_llm"] is show
+        first = next(i for i in items if i.suggestion)
+        page = item_page("assign", first.shown, {}, first.suggestion, "/x", "t")
+        assert "LLM suggests" in page
+        assert "LLM suggests" not in item_page("assign", first.shown, {}, None, "/x", "t")
