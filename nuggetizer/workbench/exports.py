@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer
 
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic, write_text_atomic
@@ -38,7 +38,7 @@ def _judged(db: Session, project: Project) -> list[tuple[Item, list[tuple[str, J
                         .order_by(Assignment.id)):
         order[a.item_id].append(a.account_id)
     items = db.scalars(select(Item).where(Item.project_id == project.id)
-                       .order_by(Item.position)).all()
+                       .options(undefer(Item.record)).order_by(Item.position)).all()
     return [(item, [(names[who], judgments[item.id][who]) for who in order[item.id]
                     if who in judgments[item.id]]) for item in items]
 

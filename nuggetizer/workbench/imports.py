@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer
 
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.assessments import assessment_record
@@ -76,7 +76,8 @@ def import_judgments(db: Session, project_name: str, task: str, assessor: str,
     if person is None:
         raise ConfigError(f"no account {assessor!r}")
     items = {_ids(task, i.record): i for i in db.scalars(
-        select(Item).where(Item.project_id == project.id, Item.task == task))}
+        select(Item).where(Item.project_id == project.id, Item.task == task)
+        .options(undefer(Item.record)))}
     filled = unmatched = 0
     for record in _records(task, paths, project, mapping):
         item = items.get(_ids(task, record))

@@ -84,7 +84,7 @@ class Item(Base):
     qid: Mapped[str] = mapped_column(String(200))
     position: Mapped[int] = mapped_column(Integer)
     shown: Mapped[dict[str, Any]] = mapped_column(JSON)
-    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    record: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)  # read by exports only
     suggestion: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
