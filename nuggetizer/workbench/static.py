@@ -141,7 +141,7 @@ if (list) {
   }
   function mark(){ Array.from(list.children).forEach((d, k) => d.classList.toggle("focus", k === row)); }
   function split(i, at){
-    const n = nuggets[i]; const a = n.text.slice(0, at).trim(), b = n.text.slice(at).trim();
+    const n = nuggets[i]; const a = n.text.slice(0, at).replace(/[;,\s]+$/, ""), b = n.text.slice(at).replace(/^[;,.\s]+/, "");
     if (!a || !b) return;
     const second = Object.assign({}, n, {text: b}); n.text = a; edited(n); edited(second);
     nuggets.splice(i + 1, 0, second); row = i + 1; commit(); render();

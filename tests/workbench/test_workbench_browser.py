@@ -79,7 +79,6 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                 page.keyboard.press("Enter")
                 page.keyboard.press("v")
                 _saved(page)
-                page.screenshot(path=str(shots / "postedit.png"), full_page=True)
                 value = api.get(f"/api/item/{ref}").json()["value"]["nuggets"]
                 assert [n["text"] for n in value][1:] == ["an edited second nugget",
                                                          "a third, smaller fact",
@@ -87,6 +86,25 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                 assert [n["source"] for n in value] == ["original", "post-edit", "original",
                                                         "post-edit"]
                 assert [n["importance"] for n in value] == ["vital", "okay", "okay", "vital"]
+                # merge the last two, split them again at the cursor, add one and delete it
+                for key in ("k", "m", "e", "Home"):
+                    page.keyboard.press(key)
+                for _ in range(len("a third, smaller fact")):
+                    page.keyboard.press("ArrowRight")
+                page.keyboard.press("Control+Enter")
+                page.keyboard.press("a")
+                page.keyboard.type("a nugget to delete")
+                page.keyboard.press("Enter")
+                page.keyboard.press("d")
+                _saved(page)
+                page.screenshot(path=str(shots / "postedit.png"), full_page=True)
+                value = api.get(f"/api/item/{ref}").json()["value"]["nuggets"]
+                assert [n["text"] for n in value][1:] == ["an edited second nugget",
+                                                         "a third, smaller fact",
+                                                         "a nugget the LLM missed"]
+                assert [n["source"] for n in value] == ["original", "post-edit", "post-edit",
+                                                        "post-edit"]
+                assert [n["importance"] for n in value] == ["vital", "okay", "vital", "vital"]
 
                 # assignment: three answers of one topic, a digit per nugget, one span each
                 qid = by_task["assign"][0]["qid"]
