@@ -3,12 +3,14 @@ from a track's files, the server, and the export to the files `score` reads."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 import click
 
 from nuggetizer.cli.common import ANY
+from nuggetizer.errors import ConfigError
 
 DB = click.option("--db", "database", default="workbench.sqlite", show_default=True,
                   envvar="NUGGETIZER_WORKBENCH_DB",
@@ -18,6 +20,11 @@ DB = click.option("--db", "database", default="workbench.sqlite", show_default=T
 @click.group("workbench")
 def workbench_command() -> None:
     """The assessors' workbench (needs the [workbench] extra)."""
+    missing = [m for m in ("fastapi", "uvicorn", "sqlalchemy", "argon2", "multipart")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(f"the workbench needs {', '.join(missing)}: pip install "
+                          "'trec-nuggetizer[workbench]'")
 
 
 @workbench_command.command("account")

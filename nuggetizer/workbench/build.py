@@ -160,7 +160,7 @@ def create_project(db: Session, spec: ProjectSpec, organizer: Account) -> Projec
         account = db.scalar(select(Account).where(Account.name == name))
         if account is None or account.role != "assessor":
             raise ConfigError(f"no assessor {name!r}: add one with `nuggetizer workbench "
-                              "invite NAME`")
+                              "account NAME`")
         people.append(account)
     made = project_items(spec)
     project = Project(name=spec.name, settings={
