@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from datetime import UTC, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -13,10 +14,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.workbench.store import ROLES, Account, Login, audit
+from nuggetizer.workbench.store import ROLES, Account, Login, audit, now
 
 _HASHER = PasswordHasher()
 MIN_PASSWORD = 8
+SESSION_DAYS = 7  # then the assessor logs in again
 
 
 def digest(token: str) -> str:
@@ -90,11 +92,14 @@ def open_session(db: Session, account: Account) -> str:
 
 
 def session_of(db: Session, token: str | None) -> tuple[Account, Login] | None:
-    """The account and login of a session cookie."""
+    """The account and login of a session cookie (a session lasts SESSION_DAYS)."""
     if not token:
         return None
     login = db.get(Login, digest(token))
     if login is None:
+        return None
+    created = login.created if login.created.tzinfo else login.created.replace(tzinfo=UTC)
+    if now() - created > timedelta(days=SESSION_DAYS):
         return None
     account = db.get(Account, login.account_id)
     return (account, login) if account is not None else None

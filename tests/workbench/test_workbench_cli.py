@@ -51,3 +51,12 @@ def test_accounts_invitations_and_errors(tmp_path: Path) -> None:
         wrong = again.post("/login", data={"csrf": again.cookies.get("wb_pre"),
                                            "name": "carol", "password": "another password"})
         assert wrong.status_code == 401
+        # a week later the session has ended
+        from datetime import timedelta
+
+        from nuggetizer.workbench.store import Login, make_engine, sessions
+        with sessions(make_engine(db))() as session:
+            for login in session.query(Login):
+                login.created = login.created - timedelta(days=8)
+            session.commit()
+        assert browser.get("/api/items").status_code == 401
