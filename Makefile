@@ -50,11 +50,17 @@ demo: $(LLAMA_STAMP)
 # Installs the package with everything the tests use and runs ruff, mypy, the layer rules and the
 # whole test suite, slow tests included (they start the embedded model and a real llama.cpp
 # server on 127.0.0.1).
-# Debian's chromium renders the HTML report headless in a test: installed with apt-get when
-# missing (needs root), unless SYSTEM_PACKAGES=no.
+# Debian's chromium renders the HTML report headless in a test and drives the workbench's
+# pages; Debian's postgresql is the workbench's shared database in its tests (the test starts
+# its own server in a temp folder): installed with apt-get when missing (needs root), unless
+# SYSTEM_PACKAGES=no.
 test: $(LLAMA_STAMP)
 	@if [ "$(SYSTEM_PACKAGES)" = yes ] && ! command -v chromium >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
+	@if [ "$(SYSTEM_PACKAGES)" = yes ] && ! command -v initdb >/dev/null \
+		&& ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
 	fi
 	$(PIP) install -q -c $(CONSTRAINTS) -c $(TOOLS) -e '.[local,server,test]'
 	$(BIN)/ruff check .
@@ -82,9 +88,9 @@ dist: $(BIN)/python
 # the fast suite (about 7 minutes on 2 cores).
 test-min:
 	$(PYTHON) -m venv $(MIN_VENV)
-	$(PYTHON) .ci/constraints.py constraints-min.txt $(TOOLS) > $(MIN_VENV)/constraints.txt
+	$(PYTHON) .ci/constraints.py constraints-min.txt $(CONSTRAINTS) $(TOOLS) > $(MIN_VENV)/constraints.txt
 	$(MIN_VENV)/bin/python -m pip --disable-pip-version-check install -q \
-		-c $(MIN_VENV)/constraints.txt -e '.[pandas]' pytest httpx2 krippendorff scikit-learn \
+		-c $(MIN_VENV)/constraints.txt -e '.[pandas,serve,workbench]' pytest httpx2 krippendorff scikit-learn \
 		'ir-measures[pyndeval]' ir-datasets autojudge-base autojudge-evaluate
 	$(MIN_VENV)/bin/pytest -ra -m "not slow" -p no:cacheprovider
 

@@ -22,6 +22,7 @@ from nuggetizer.cli import (
     organizer,
     report,
     serve,
+    workbench,
 )
 from nuggetizer.cli.common import ErrorGroup
 from nuggetizer.errors import NuggetizerError
@@ -44,7 +45,8 @@ def cli() -> None:
 
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
-                *battles.COMMANDS, *doctor.COMMANDS, *human.COMMANDS, *serve.COMMANDS):
+                *battles.COMMANDS, *doctor.COMMANDS, *human.COMMANDS, *serve.COMMANDS,
+                *workbench.COMMANDS):
     cli.add_command(command)
 
 

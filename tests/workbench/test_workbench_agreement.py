@@ -1,0 +1,171 @@
+"""Agreement and progress on the organizer's page, and the export of items judged twice:
+two assessors and the LLM label the same questions; kappa and alpha are those of
+measures/agreement.py on the same labels; each assessor's judgments go to their own folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from workbench_server import populate
+
+from nuggetizer.measures.agreement import cohen_kappa, krippendorff_alpha
+from nuggetizer.workbench.exports import export_project
+from nuggetizer.workbench.progress import LLM, agreement, progress
+from nuggetizer.workbench.store import (
+    Account,
+    Assignment,
+    Item,
+    Judgment,
+    Project,
+    make_engine,
+    sessions,
+)
+from nuggetizer.workbench.tasks import ORDINAL
+
+
+def test_agreement_progress_and_export_of_items_judged_twice(tmp_path: Path) -> None:
+    database = str(tmp_path / "wb.sqlite")
+    populate(database, tmp_path, double=1.0)
+    factory = sessions(make_engine(database))
+    scale = ORDINAL["assign"]
+    labels = list(scale)
+    with factory() as db:
+        alice, bob = (db.scalar(select(Account).where(Account.name == n)) for n in ("alice", "bob"))
+        project = db.scalar(select(Project).where(Project.name == "sample"))
+        items = db.scalars(select(Item).where(Item.project_id == project.id,
+                                              Item.task == "assign")).all()
+        twice = [i for i in items if len(db.scalars(select(Assignment).where(
+            Assignment.item_id == i.id)).all()) == 2]
+        assert len(twice) == len(items)  # double=1.0: every item to two assessors
+        a_labels, b_labels, llm_labels = [], [], []
+        for k, item in enumerate(twice):
+            a = {q["key"]: labels[(k + j) % 3] for j, q in enumerate(item.shown["questions"])}
+            b = {q["key"]: labels[(k + j + (j == 0)) % 3]
+                 for j, q in enumerate(item.shown["questions"])}
+            item.suggestion = dict(a)
+            db.add(Judgment(item_id=item.id, account_id=alice.id, value=a, seconds=10.0 + k))
+            db.add(Judgment(item_id=item.id, account_id=bob.id, value=b, seconds=20.0))
+            for key in a:
+                a_labels.append(scale[a[key]])
+                b_labels.append(scale[b[key]])
+                llm_labels.append(scale[a[key]])
+        db.commit()
+        found = agreement(db, project)["assign"]
+        pairs = {(p.a, p.b): p for p in found.pairs}
+        assert pairs[("alice", "bob")].items == len(a_labels)
+        assert pairs[("alice", "bob")].measures["kappa"] == pytest.approx(
+            cohen_kappa(a_labels, b_labels))
+        assert pairs[("alice", LLM)].measures["kappa"] == pytest.approx(1.0)
+        assert found.overall["alpha_ordinal"] == pytest.approx(krippendorff_alpha(
+            list(zip(a_labels, b_labels, llm_labels)), "ordinal"))
+        rows = {(r[0], r[1]): r for r in progress(db, project).by_assessor}
+        assert rows[("alice", "assign")][2:5] == (len(items), len(items), 0)
+        assert rows[("alice", "support")][3] == 0
+        assert rows[("bob", "assign")][5] == pytest.approx(20.0)
+        counts = export_project(db, "sample", tmp_path / "out")
+    assert counts["assign"] == len(items)
+    first = json.loads(next((tmp_path / "out" / "assign").glob("*.jsonl")).read_text()
+                       .splitlines()[0])
+    assert sorted(first["provenance"]["assessors"]) == ["alice", "bob"]
+    for name in ("alice", "bob"):
+        mine = list((tmp_path / "out" / "by-assessor" / name / "assign").glob("*.jsonl"))
+        assert sum(len(p.read_text().splitlines()) for p in mine) == len(items)
+
+
+def test_export_imports_back_as_another_assessors_work(tmp_path: Path) -> None:
+    """Alice's exported judgments of every task, imported as Bob's, are the same labels on
+    the same items; a nugget sheet of `export-nuggets` imports as a post-edit."""
+    import subprocess
+    import sys
+
+    from nuggetizer.workbench.imports import import_judgments
+
+    database = str(tmp_path / "wb.sqlite")
+    populate(database, tmp_path, double=0.0)
+    factory = sessions(make_engine(database))
+    with factory() as db:
+        alice = db.scalar(select(Account).where(Account.name == "alice"))
+        bob = db.scalar(select(Account).where(Account.name == "bob"))
+        mine = db.scalars(select(Item).join(Assignment).where(
+            Assignment.account_id == alice.id)).all()
+        for k, item in enumerate(mine):
+            if item.task == "postedit":
+                value = {"nuggets": [{**n, "importance": "vital"} for n in
+                                     item.shown["nuggets"]]}
+            else:
+                value = {q["key"]: q["labels"][k % len(q["labels"])]
+                         for q in item.shown["questions"]}
+            db.add(Judgment(item_id=item.id, account_id=alice.id, value=value))
+        db.commit()
+        export_project(db, "sample", tmp_path / "out")
+        export_project(db, "rag", tmp_path / "rag")
+        base = tmp_path / "out" / "by-assessor" / "alice"
+        for task, path in (("assign", base / "assign"), ("support", base / "support"),
+                           ("battle", base / "battles"), ("postedit", base / "nuggets")):
+            files = sorted(path.glob("*.jsonl")) if task == "postedit" else [path]
+            for file in files:
+                filled, unmatched = import_judgments(db, "sample", task, "bob", [file])
+                assert filled > 0 and unmatched == 0
+        import_judgments(db, "rag", "rubric", "bob",
+                         [tmp_path / "rag" / "by-assessor" / "alice" / "rubrics"])
+        values = {(j.item_id, j.account_id): j.value for j in db.scalars(select(Judgment))}
+        for item in mine:
+            theirs, ours = values[(item.id, alice.id)], values[(item.id, bob.id)]
+            if item.task == "postedit":
+                assert [n["text"] for n in ours["nuggets"]] == \
+                    [n["text"] for n in theirs["nuggets"]]
+            else:
+                assert ours == theirs, item.task
+    sheet = tmp_path / "key.tsv"
+    subprocess.run([sys.executable, "-m", "nuggetizer", "export-nuggets",
+                    str(tmp_path / "key.jsonl"), "-o", str(sheet)], check=True)
+    with factory() as db:
+        filled, _ = import_judgments(db, "sample", "postedit", "boss", [sheet])
+        assert filled == 4
+
+
+def test_llm_judgments_become_suggestions_shown_only_where_the_project_says(tmp_path: Path
+                                                                           ) -> None:
+    """Judgment files given as the LLM's are each item's suggestions (the same labels); the
+    page shows them when the project shows the LLM, and never otherwise."""
+    from workbench_server import ROOT, write_key
+
+    from nuggetizer.workbench.build import ProjectSpec, create_project
+    from nuggetizer.workbench.pages import item_page
+
+    database = str(tmp_path / "wb.sqlite")
+    populate(database, tmp_path, double=0.0)
+    factory = sessions(make_engine(database))
+    with factory() as db:
+        alice = db.scalar(select(Account).where(Account.name == "alice"))
+        boss = db.scalar(select(Account).where(Account.name == "boss"))
+        assigned = db.scalars(select(Item).join(Assignment).where(
+            Assignment.account_id == alice.id, Item.task == "assign")).all()
+        for k, item in enumerate(assigned):
+            db.add(Judgment(item_id=item.id, account_id=alice.id, value={
+                q["key"]: q["labels"][(k + j) % 3]
+                for j, q in enumerate(item.shown["questions"])}))
+        db.commit()
+        export_project(db, "sample", tmp_path / "out")
+        judged = {(i.record["run_id"], i.qid): {q["key"]: q["labels"][(k + j) % 3] for j, q
+                                                in enumerate(i.shown["questions"])}
+                  for k, i in enumerate(assigned)}
+        for name, show in (("shown", True), ("hidden", False)):
+            create_project(db, ProjectSpec(
+                name, ROOT / "tracks/sample/topics.tsv", ("assign",), ("alice",),
+                [ROOT / "runs/sample/good.jsonl", ROOT / "runs/sample/middling.jsonl",
+                 tmp_path / "hostile.jsonl"], write_key(tmp_path / "key2.jsonl"),
+                show_llm=show, llm={"assign": [tmp_path / "out" / "assign"]}), boss)
+            project = db.scalar(select(Project).where(Project.name == name))
+            items = db.scalars(select(Item).where(Item.project_id == project.id)).all()
+            for item in items:  # the LLM judged alice's topics only
+                assert item.suggestion == judged.get((item.record["run_id"], item.qid))
+            assert sum(i.suggestion is not None for i in items) == len(judged)
+            assert project.settings["show_llm"] is show
+        first = next(i for i in items if i.suggestion)
+        page = item_page("assign", first.shown, {}, first.suggestion, "/x", "t")
+        assert "LLM suggests" in page
+        assert "LLM suggests" not in item_page("assign", first.shown, {}, None, "/x", "t")
