@@ -18,6 +18,7 @@ from nuggetizer.errors import ConfigError
 from nuggetizer.formats.assessments import assessment_record
 from nuggetizer.formats.narratives import read_narratives
 from nuggetizer.formats.nuggets import nuggets_record
+from nuggetizer.formats.rag26 import narratives
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.registry import make_method
@@ -102,7 +103,6 @@ def project_items(spec: ProjectSpec) -> list[tuple[str, str, dict, dict, dict | 
         if not str(spec.topics).endswith(".jsonl") or not _subs(spec.topics) else None
     subs = _subs(spec.topics)
     if topics is None:
-        from nuggetizer.formats.rag26 import narratives
         topics = narratives(spec.topics)
     items: list[tuple[str, str, dict, dict, dict | None]] = []
     nuggets_method = make_method("nuggets")
