@@ -28,11 +28,16 @@ TOKEN_ENV = "NUGGETIZER_SERVE_TOKEN"
               help="a track.toml jobs may name (besides the shipped tracks)")
 @click.option("--max-body", type=click.IntRange(min=1024), default=8 * 1024 * 1024,
               show_default=True, help="largest request body, in bytes (413 above)")
+@click.option("--workbench", "workbench", default=None, metavar="DB",
+              help="also serve the assessors' workbench under /workbench, on this database "
+                   "(a SQLite file or a postgresql:// URL; see `nuggetizer workbench`); needs "
+                   "the workbench extra")
 @click.option("--max-items", type=click.IntRange(min=1), default=1000, show_default=True,
               help="most answers, passages, nuggets or records in one request (413 above)")
 @assessor_options
 def serve_command(host: str, port: int, token: str | None, state: Path, tracks: tuple[str, ...],
-                  max_body: int, max_items: int, **options: Any) -> None:
+                  max_body: int, max_items: int, workbench: str | None, **options: Any
+                  ) -> None:
     """Serve the toolkit over HTTP: castorini's /v1/create, /v1/assign and umbrela's /v1/judge,
     every method's keys, judgments and scores, relevance grading and jobs for whole tracks
     (OpenAPI docs at /docs). Needs the `serve` extra (fastapi, uvicorn)."""
@@ -51,7 +56,8 @@ def serve_command(host: str, port: int, token: str | None, state: Path, tracks: 
             raise ConfigError(f"--track {given}: give NAME=FILE")
         named[name] = str(Path(path).resolve())
     settings = Settings(options=options, state=state.resolve(), host=host, port=port,
-                        token=token, max_body=max_body, max_items=max_items, tracks=named)
+                        token=token, max_body=max_body, max_items=max_items, tracks=named,
+                        workbench=workbench)
     settings.check()
     os.environ.setdefault("NUGGETIZER_PROGRESS_INTERVAL", "0")  # jobs report by events
     uvicorn.run(guarded(settings), host=host, port=port, log_level="warning",

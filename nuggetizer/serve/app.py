@@ -10,12 +10,14 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 
 from nuggetizer import __version__
+from nuggetizer.errors import ConfigError
 from nuggetizer.serve import battles, castorini, errors, jobs, methods
 from nuggetizer.serve.engine import Engine
 from nuggetizer.serve.guard import Guard
 from nuggetizer.serve.jobs import Jobs
 from nuggetizer.serve.settings import Settings
 
+WORKBENCH = "/workbench"  # where the workbench's pages and API live when the server has one
 ROUTERS: tuple[APIRouter, ...] = (castorini.router, methods.router, battles.router,
                                   jobs.router)
 
@@ -40,6 +42,13 @@ def create_app(settings: Settings, routers: tuple[APIRouter, ...] = ROUTERS) -> 
     errors.install(app)
     for router in routers:
         app.include_router(router)
+    if settings.workbench is not None:  # the assessors' workbench in the same server
+        try:
+            from nuggetizer.workbench.app import mount
+        except ImportError as exc:
+            raise ConfigError(f"--workbench needs the workbench extra ({exc.name} is missing): "
+                              "pip install 'trec-nuggetizer[workbench]'") from None
+        mount(app, settings.workbench, WORKBENCH)
     return app
 
 
