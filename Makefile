@@ -67,14 +67,14 @@ test: $(LLAMA_STAMP)
 	$(BIN)/ruff check $(TOPLEVEL_IMPORTS)
 	$(BIN)/python .ci/typecheck.py
 	$(BIN)/python .ci/layers.py
-	$(BIN)/mkdocs build --strict --quiet --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 	$(BIN)/pytest -ra
 
 # The guide, built into site/ (open site/index.html; `.venv/bin/mkdocs serve` to edit it live).
 # --strict: a broken link, a missing page or an option without help fails the build.
 docs: $(BIN)/python
 	$(PIP) install -q -c $(CONSTRAINTS) -c $(TOOLS) -e '.[docs]'
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The wheel and the sdist into dist/, checked as PyPI would (twine check).
 dist: $(BIN)/python
