@@ -60,13 +60,20 @@ VARIABLES: tuple[Variable, ...] = (
              topic="run"),
     Variable("NUGGETIZER_METHODS", "modules of methods of your own to import (comma-separated)",
              "none", topic="run"),
+    Variable("NUGGETIZER_SERVE_TOKEN", "serve: the bearer token every request but /healthz and "
+             "the docs must carry (required beyond 127.0.0.1)", "none", "--token",
+             topic="serve"),
+    Variable("NUGGETIZER_SERVE_SCRATCH", "serve: where each request's throw-away folder goes",
+             "/dev/shm, else the state folder", topic="serve"),
+    Variable("NUGGETIZER_WORKBENCH_DB", "workbench: its database (a SQLite file or a "
+             "postgresql:// URL)", "workbench.sqlite", "--db", topic="serve"),
     Variable("NUGGETIZER_BLIND_SECRET", "export-sheets --blind: the secret of a new "
              "pseudonym mapping", "a random one, kept in the mapping file", "--secret",
              topic="run"),
 )
 
 TOPICS = {"assessor": "Choosing and tuning the assessor", "faults": "Retries and faults",
-          "run": "Runs, caches and plugins"}
+          "run": "Runs, caches and plugins", "serve": "The server and the workbench"}
 
 
 def by_option() -> dict[str, Variable]:

@@ -45,8 +45,8 @@ def cell(text: Any) -> str:
 
 
 def anchor(name: str) -> str:
-    """The anchor of a command's section (`cli.md#nuggetize`)."""
-    return name
+    """The anchor of a command's section (`cli.md#nuggetize`, `cli.md#workbench-account`)."""
+    return name.replace(" ", "-")
 
 
 def _type(param: click.Parameter, ctx: click.Context) -> str:

@@ -58,10 +58,14 @@ def account_command(name: str, role: str, password_env: str | None, database: st
               type=click.Choice(["postedit", "assign", "support", "battle", "rubric"]))
 @click.option("--assessor", "assessors", multiple=True, required=True)
 @click.option("--topics", "--narratives", "topics", required=True, type=ANY)
-@click.option("--run", "runs", multiple=True, type=ANY)
-@click.option("--nuggets", type=ANY, default=None)
-@click.option("--corpus", type=ANY, default=None)
-@click.option("--rubrics", type=ANY, default=None)
+@click.option("--run", "runs", multiple=True, type=ANY,
+              help="answer run JSONL whose answers the tasks show (repeatable)")
+@click.option("--nuggets", type=ANY, default=None,
+              help="the nugget key the post-editing and assignment tasks start from")
+@click.option("--corpus", type=ANY, default=None,
+              help="JSONL passages: the texts of the passages answers cite (support)")
+@click.option("--rubrics", type=ANY, default=None,
+              help="the rubrics key whose criteria the rubric task grades")
 @click.option("--grading", type=click.Choice(["binary", "ternary"]), default="binary",
               show_default=True)
 @click.option("--double", type=float, default=0.0, show_default=True,
