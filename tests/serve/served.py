@@ -18,6 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+# the server needs the serve extra; the lowest-versions run (make test-min) installs none
+pytest.importorskip("fastapi", reason="the serve extra (fastapi, uvicorn) is not installed")
+pytest.importorskip("uvicorn", reason="the serve extra (fastapi, uvicorn) is not installed")
+
 
 def free_port() -> int:
     with socket.socket() as s:
