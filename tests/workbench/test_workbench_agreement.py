@@ -8,13 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
-from workbench_server import populate
 
-from nuggetizer.measures.agreement import cohen_kappa, krippendorff_alpha
-from nuggetizer.workbench.exports import export_project
-from nuggetizer.workbench.progress import LLM, agreement, progress
-from nuggetizer.workbench.store import (
+pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
+
+from sqlalchemy import select  # noqa: E402
+from workbench_server import populate  # noqa: E402
+
+from nuggetizer.measures.agreement import cohen_kappa, krippendorff_alpha  # noqa: E402
+from nuggetizer.workbench.exports import export_project  # noqa: E402
+from nuggetizer.workbench.progress import LLM, agreement, progress  # noqa: E402
+from nuggetizer.workbench.store import (  # noqa: E402
     Account,
     Assignment,
     Item,
@@ -23,7 +26,7 @@ from nuggetizer.workbench.store import (
     make_engine,
     sessions,
 )
-from nuggetizer.workbench.tasks import ORDINAL
+from nuggetizer.workbench.tasks import ORDINAL  # noqa: E402
 
 
 def test_agreement_progress_and_export_of_items_judged_twice(tmp_path: Path) -> None:

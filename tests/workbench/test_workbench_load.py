@@ -11,11 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
-from workbench_server import PASSWORD, login, populate, serving
 
-from nuggetizer.workbench.security import add_account
-from nuggetizer.workbench.store import (
+pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
+
+from sqlalchemy import func, select  # noqa: E402
+from workbench_server import PASSWORD, login, populate, serving  # noqa: E402
+
+from nuggetizer.workbench.security import add_account  # noqa: E402
+from nuggetizer.workbench.store import (  # noqa: E402
     Account,
     Assignment,
     Audit,
