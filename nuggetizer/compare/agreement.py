@@ -89,10 +89,13 @@ class Agreement:
         return "\n".join(lines) + "\n"
 
     def markdown(self) -> str:
+        from nuggetizer.report.board import markdown_cell
+
         lines = [f"Agreement on {self.measure} over {len(self.runs)} runs and "
                  f"{len(self.topics)} topics", "",
                  "| level | what | n | Kendall tau | Spearman rho |", "|---|---|---:|---:|---:|"]
-        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in self.rows()]
+        lines += ["| " + " | ".join(markdown_cell(str(c)) for c in row) + " |"
+                  for row in self.rows()]
         if self.meta:
             lines += ["", "Run-level meta-evaluation (A the reference):", "",
                       "| measure | value |", "|---|---:|"]

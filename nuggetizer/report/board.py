@@ -134,13 +134,20 @@ def board_html(board: Board, links: Mapping[str, str]) -> str:
             + "</div>")
 
 
+def markdown_cell(text: str) -> str:
+    """Text as one Markdown table cell: its `|` escaped, and `<`, `>` and `&` written as
+    entities, so that a run id or topic holding HTML stays text wherever the table is rendered
+    (a Markdown renderer passes raw HTML through)."""
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
 def board_markdown(board: Board) -> str:
     """The leaderboard as a Markdown table with its caption."""
     head = board.head()
     lines = [" ".join([*board.notes(), *board.sentences()]), "",
              "| " + " | ".join(head) + " |",
              "|" + "|".join("---" if k in (1, 2) else "---:" for k in range(len(head))) + "|"]
-    lines += ["| " + " | ".join(t.replace("|", "\\|") for t, _ in row) + " |"
+    lines += ["| " + " | ".join(markdown_cell(t) for t, _ in row) + " |"
               for row in board.rows()]
     return "\n".join(lines) + "\n"
 

@@ -5,6 +5,7 @@ file; no library warning reaches stderr."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -128,3 +129,31 @@ def test_a_published_page_names_no_install_folder_of_this_machine() -> None:
     assert public_path(f"answer key found beside the assessments: {installed}") == \
         "answer key found beside the assessments: <nuggetizer>/tracks/rag26/topics.tsv"
     assert public_path(str(Path.home() / "runs" / "a.jsonl")) == "~/runs/a.jsonl"
+
+
+def test_hostile_run_ids_and_answers_stay_text_in_every_published_file(tmp_path: Path) -> None:
+    """A run id and an answer holding HTML (a script, an image with onerror, a javascript: link)
+    are text on the page, the drill-down pages and in the Markdown table; the LaTeX table
+    escapes its special characters."""
+    key = write_key(tmp_path)
+    hostile = '<script>alert(1)</script>"><img src=x onerror=alert(2)>_&%'
+    run = json.loads(RUNS[0].read_text().splitlines()[0])
+    run["run_id"] = hostile
+    run["answer"][0]["text"] = ("<script>alert(3)</script> [x](javascript:alert(4)) "
+                                + run["answer"][0]["text"])
+    path = tmp_path / "hostile.jsonl"
+    path.write_text(json.dumps(run) + "\n")
+    judged = tmp_path / "judged"
+    assert nuggetizer("assign", "--nuggets", key, "--run", path, "--no-cache", "--assessor",
+                      "mock", "-o", judged).returncode == 0
+    out = tmp_path / "report"
+    made = nuggetizer("report", judged, "--nuggets", key, "-o", out)
+    assert made.returncode == 0, made.stderr
+    pages = [out / "index.html", *(out / "runs").glob("*.html"), *(out / "topics").glob("*.html")]
+    assert len(pages) >= 3
+    for page in [*pages, out / "leaderboard.md"]:
+        text = page.read_text()
+        assert "<script>alert" not in text and "<img src=x" not in text, page
+        assert 'href="javascript:' not in text and "href='javascript:" not in text, page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (out / "leaderboard.md").read_text()
+    assert r"\_\&\%" in (out / "leaderboard.tex").read_text()
