@@ -17,6 +17,7 @@ from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.registry import method_class, method_holding, method_names
 from nuggetizer.interface.report_part import ReportPart
+from nuggetizer.interface.table import JudgedTable
 from nuggetizer.measures.base import Measure
 from nuggetizer.report.sources import Sources, add_jsonl, add_table, beside_key
 from nuggetizer.scoring.engine import judgment_files, read_judged, score_judged
@@ -34,13 +35,24 @@ def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
 
 
 def gathered(judged: Iterable[Judged], part: ReportPart | None, pages: bool = True
-             ) -> Iterator[Judged]:
+             ) -> Iterable[Judged]:
     """The judgments, each of the runs shown added to the method's report `part` once the
     score engine is done with it (checked against the key), so that none is kept whole (what
-    the drill-down pages show of it kept, compact, when `pages`)."""
+    the drill-down pages show of it kept, compact, when `pages`); a method scored per run's
+    table (read whole anyway) added at once and given back as it is."""
     if part is None:
-        yield from judged
-        return
+        return judged
+    if isinstance(judged, JudgedTable):
+        for item in judged:
+            if part.runs is None or item.run_id in part.runs:
+                part.add(item.record)
+                if pages:
+                    part.keep(item.record)
+        return judged
+    return _gathered(judged, part, pages)
+
+
+def _gathered(judged: Iterable[Judged], part: ReportPart, pages: bool) -> Iterator[Judged]:
     last = None
     for item in judged:
         if last is not None and (part.runs is None or last.run_id in part.runs):

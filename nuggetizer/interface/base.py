@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -33,6 +33,9 @@ from nuggetizer.interface.report_part import ReportPart
 from nuggetizer.measures.base import Measure, names
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import Segment, Sentence, Topic
+
+if TYPE_CHECKING:
+    from nuggetizer.interface.table import JudgedTable
 
 # the class switches `judging` replaced: a method of one's own that still sets one is told
 REPLACED = frozenset({"key_needs", "key_reads", "key_file", "judgments_dir",
@@ -399,11 +402,20 @@ class AnswerKeyMethod(ABC):
     def score(self, key: Any, judgment: Any, pool: Sequence[Any]) -> dict[str, float]:
         """Measures of one judgment; `pool` holds every judgment of the same topic."""
 
-    def score_runs(self, judged: Sequence[Judged], topics: Sequence[str]) -> RunScores:
+    def read_table(self, paths: Sequence[Path], lenient: bool = False) -> JudgedTable:
+        """Every judgment of the files as one table, for a method scored per run
+        (`judging.scoring` "runs"): what `score` reads (interface/table.py)."""
+        raise ConfigError(f"method {self.name!r} scores each judgment (score), not all at once")
+
+    def table_of(self, judged: Sequence[Judged]) -> JudgedTable:
+        """Judgments read one by one (`read_judged`'s) as one table, for a method scored per
+        run."""
+        raise ConfigError(f"method {self.name!r} scores each judgment (score), not all at once")
+
+    def score_runs(self, table: JudgedTable, topics: Sequence[str]) -> RunScores:
         """The tables of a method scored per run (`judging.scoring` "runs") from every judgment
-        with something judged (checked, in file order) over the `topics` in scope; the score
-        engine calls it instead of `score` (the judgments with nothing judged it leaves out and
-        counts itself)."""
+        with something judged over the `topics` in scope; the score engine calls it instead of
+        `score` (the judgments with nothing judged it leaves out and counts itself)."""
         raise ConfigError(f"method {self.name!r} scores each judgment (score), not all at once")
 
 

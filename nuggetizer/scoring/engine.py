@@ -22,6 +22,7 @@ from typing import Any
 
 from nuggetizer.errors import InputError
 from nuggetizer.interface.base import AnswerKeyMethod, Judged
+from nuggetizer.interface.table import JudgedTable
 
 
 @dataclass
@@ -72,10 +73,24 @@ def judgment_files(paths: Sequence[Path]) -> list[Path]:
 
 
 def read_judged(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool = False,
-                scoring: bool = False) -> Iterator[Judged]:
+                scoring: bool = False) -> Iterable[Judged]:
     """Every judgment of the files (or folders of them), in order; a (run, topic) judged twice
     is an InputError naming both places. `scoring`: the records as the score engine reads
-    them (the method's `read_scored`), for `score_judged` only."""
+    them (the method's `read_scored`; a method scored per run's `read_table`, one table),
+    for `score_judged` only."""
+    if scoring and method.judging.scoring == "runs":
+        table = method.read_table(judgment_files(paths), lenient)
+        twice = table.twice()
+        if twice is not None:
+            raise InputError(twice.second[0], twice.second[1], f"run {twice.judgment!r} topic "
+                             f"{twice.qid!r} judged twice (also at {twice.first[0]}:"
+                             f"{twice.first[1]})")
+        return table
+    return _read_each(method, paths, lenient, scoring)
+
+
+def _read_each(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool, scoring: bool
+               ) -> Iterator[Judged]:
     seen: dict[tuple[str, str], tuple[Path, int]] = {}
     read = method.read_scored if scoring else method.read_judged
     for path in judgment_files(paths):
@@ -94,7 +109,12 @@ def score_judged(
     """Score judgments against `keys` (whose topics are the universe; without keys, `topics`,
     else every topic judged; a key of None stands for a topic without its key record). Methods that
     score from the whole topic's pool (`judging.scoring` "pool") are given it; the others are
-    scored as the judgments stream by and only their scores are kept."""
+    scored as the judgments stream by and only their scores are kept. A method scored per run
+    (`judging.scoring` "runs") is given them as one table (`read_judged`'s, else made of the
+    judgments given)."""
+    if method.judging.scoring == "runs":
+        return _run_level(method, judged if isinstance(judged, JudgedTable)
+                          else method.table_of(list(judged)), keys, topics)
     notes: list[str] = []
     unjudged: dict[str, int] = {}
     kinds: Counter[str] = Counter()
@@ -107,7 +127,6 @@ def score_judged(
     universe = dict.fromkeys(topics) if topics is not None else None
     keys, blank = _judgeable(method, keys, left_out)
     pools: dict[str, list[Judged]] = {}
-    every: list[Judged] = []  # a method scored per run's judgments with something judged
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic objects: the collector would only rescan them
     try:
@@ -135,8 +154,6 @@ def score_judged(
                 warnings.setdefault(item.qid, checked.warning)
             if method.judging.scoring == "pool":
                 pools.setdefault(item.qid, []).append(item)
-            elif method.judging.scoring == "runs":
-                every.append(item)
             else:
                 row = method.score(key, item.record, ())
                 scored.setdefault(item.run_id, {})[item.qid] = row
@@ -144,8 +161,6 @@ def score_judged(
         if collecting:
             gc.enable()
     order = list(keys if keys is not None else universe if universe is not None else seen)
-    if method.judging.scoring == "runs":
-        return _run_level(method, every, order, outside, notes, empty, left_out, kinds)
     for qid, pool in pools.items():
         records = [j.record for j in pool]
         key = keys.get(qid) if keys is not None else None
@@ -179,25 +194,38 @@ def _judgeable(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
     return {q: k for q, k in keys.items() if q not in blank}, blank
 
 
-def _run_level(method: AnswerKeyMethod, judged: list[Judged], order: list[str], outside: int,
-               notes: list[str], empty: dict[str, list[str]], left_out: Counter[str],
-               kinds: Counter[str]) -> ScoreTable:
-    """The table of a method scored per run (`judging.scoring` "runs"): its `score_runs` over every
-    judgment with something
-    judged at once (those with nothing judged are left out and counted as for every method;
-    the unjudged items per run are the method's to count, its judgments' ids not being
-    runs)."""
-    runs = method.score_runs(judged, order)
-    table = ScoreTable(method.measures, method.primary, order, outside=outside,
-                       unjudged=dict(runs.unjudged), kinds=+kinds, notes=notes, empty=empty,
-                       extras=runs.extras)
-    table.per_topic, table.means = runs.per_topic, runs.means
-    _count_left_out(table, left_out, runs.per_topic)
+def _run_level(method: AnswerKeyMethod, table: JudgedTable, keys: Mapping[str, Any] | None,
+               topics: Sequence[str] | None) -> ScoreTable:
+    """The table of a method scored per run (`judging.scoring` "runs"): the rules above, asked
+    of its judgments' table at once (topics outside the key or `topics` counted, a key's
+    topic with nothing to judge neither judged nor scored, judgments with nothing judged left
+    out and counted), then its `score_runs` over the rest (the unjudged items per run are the
+    method's to count, its judgments' ids not being runs)."""
+    left_out: Counter[str] = Counter()
+    keys, blank = _judgeable(method, keys, left_out)
+    outside = 0
+    if keys is not None or topics is not None:
+        known = set(keys if keys is not None else topics or ())
+        table, outside = table.restricted(known | set(blank))
+        if blank:
+            table, _ = table.restricted(known)
+    kinds = table.unjudged()
+    table, nothing, empty = table.judged()
+    for qids in empty.values():
+        left_out[f"{nothing}s with nothing judged"] += len(qids)
+    order = list(keys if keys is not None else topics if topics is not None else
+                 table.topics_read())
+    runs = method.score_runs(table, order)
+    scored = ScoreTable(method.measures, method.primary, order, outside=outside,
+                        unjudged=dict(runs.unjudged), kinds=+kinds, empty=empty,
+                        extras=runs.extras)
+    scored.per_topic, scored.means = runs.per_topic, runs.means
+    _count_left_out(scored, left_out, runs.per_topic)
     for run_id in runs.means:
-        table.unjudged.setdefault(run_id, 0)
-        table.missing[run_id] = 0
-        table.not_drawn[run_id] = len(order) - len(runs.per_topic.get(run_id, {}))
-    return table
+        scored.unjudged.setdefault(run_id, 0)
+        scored.missing[run_id] = 0
+        scored.not_drawn[run_id] = len(order) - len(runs.per_topic.get(run_id, {}))
+    return scored
 
 
 def _count_left_out(table: ScoreTable, left_out: Counter[str],

@@ -13,6 +13,7 @@ from nuggetizer.formats.leaderboards import table_rows, write_leaderboard
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.interface.table import JudgedTable
 from nuggetizer.run.chosen import note_unknown
 from nuggetizer.run.provenance import hash_ahead, write_sidecar
 from nuggetizer.scoring.engine import ScoreTable, judgment_files, read_judged, score_judged
@@ -82,6 +83,8 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
         elif universe is not None:
             note_unknown(only, set(universe), f"the topics file {topics}")
             universe = [q for q in universe if q in only]
+        elif isinstance(judged, JudgedTable):
+            judged, _ = judged.restricted(only)
         else:
             judged = (j for j in judged if j.qid in only)
     table = score_judged(method, judged, keys, lenient, universe)

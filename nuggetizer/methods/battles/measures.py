@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from nuggetizer.interface.base import RunScores
 from nuggetizer.measures.base import Measure
 from nuggetizer.measures.verdicts import TwoOrders, Verdict, win_matrix
-from nuggetizer.methods.battles.rows import BattleRow, pack_style, style_array
+from nuggetizer.methods.battles.table import BattleTable
 
 ELO = "Elo-like (mean 1000)"
 FIT = "one Bradley-Terry fit on every battle, not a mean over topics"
@@ -105,61 +104,7 @@ def matrix_tsv(found: Sequence[Verdict], runs: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@dataclass
-class Columns:
-    """The battles with a result as arrays: the runs and topics (sorted), each battle's topic,
-    run A and run B (indices) and result (0: A won, 1: B won, 2: tie), whether its verdict
-    flipped with the order (-1: not judged in both orders), and both answers' style (None
-    unless every battle carries it; then battles x 2 covariates, A's then B's)."""
-
-    runs: list[str]
-    topics: list[str]
-    topic: Any
-    a: Any
-    b: Any
-    result: Any
-    flip: Any
-    style: Any
-    styled: int  # battles that carry their answers' style
-
-
-def _flip(record: Mapping[str, Any]) -> int:
-    if isinstance(record, BattleRow):
-        return -1 if record.flip is None else int(record.flip)
-    if len(record["orders"]) != 2:
-        return -1
-    flipped = two_orders(record).flipped()
-    return -1 if flipped is None else int(flipped)
-
-
-def _packed(record: Mapping[str, Any]) -> bytes | None:
-    if isinstance(record, BattleRow):
-        return record.style
-    return pack_style(record.get("style"))
-
-
-def columns(records: Sequence[Mapping[str, Any]]) -> Columns:
-    """The battles of `records` that have a result, as arrays (Columns)."""
-    import numpy as np
-
-    decided = [r for r in records if r["result"] in ("a", "b", "tie")]
-    runs = sorted({r["run_a"] for r in decided} | {r["run_b"] for r in decided})
-    topics = sorted({r["qid"] for r in decided})
-    run_index = {run: k for k, run in enumerate(runs)}
-    topic_index = {qid: k for k, qid in enumerate(topics)}
-    m = len(decided)
-    codes = {"a": 0, "b": 1, "tie": 2}
-    packed = [p for p in map(_packed, decided) if p is not None]
-    style = style_array(packed) if m and len(packed) == m else None
-    return Columns(runs, topics,
-                   np.fromiter((topic_index[r["qid"]] for r in decided), np.int64, m),
-                   np.fromiter((run_index[r["run_a"]] for r in decided), np.int64, m),
-                   np.fromiter((run_index[r["run_b"]] for r in decided), np.int64, m),
-                   np.fromiter((codes[r["result"]] for r in decided), np.int64, m),
-                   np.fromiter((_flip(r) for r in decided), np.int64, m), style, len(packed))
-
-
-def style_table(cols: Columns, level: float
+def style_table(cols: BattleTable, level: float
                 ) -> tuple[dict[str, tuple[float, float, float]], str]:
     """The style-controlled scores {run: (score, low, high)} and the coefficients' TSV; ({},
     a TSV saying why) when some battles carry no style."""
@@ -168,8 +113,8 @@ def style_table(cols: Columns, level: float
     from nuggetizer.measures.style import FEATURES, fit_style
 
     head = "feature\tcoefficient\tlow\thigh\tdescription\n"
-    if cols.style is None:
-        bare = len(cols.a) - cols.styled
+    bare = int(len(cols) - cols.styled.sum())
+    if bare or not len(cols):
         why = f"{bare} battles carry no answer style (judged before it was recorded)" \
             if bare else "no battle has a result"
         return {}, head + f"# not fitted: {why}\n"
@@ -178,7 +123,7 @@ def style_table(cols: Columns, level: float
     total = xa + xb
     with np.errstate(invalid="ignore", divide="ignore"):
         x = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)
-    outcome = np.array([1.0, 0.0, 0.5])[cols.result]
+    outcome = np.array([1.0, 0.0, 0.5])[cols.result]  # every battle here has a result
     fit = fit_style(cols.runs, cols.a, cols.b, outcome, x, level=level)
     lines = [f"{name}\t{c:.2f}\t{lo:.2f}\t{hi:.2f}\t{FEATURES[name]}"
              for name, (c, lo, hi) in fit.coefficients.items()]
@@ -206,10 +151,10 @@ def matrix_from_counts(counts: Any, ranked: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_scores(records: Sequence[Mapping[str, Any]], ties: str, rounds: int, seed: int,
-               level: float) -> RunScores:
-    """Every measure of every run from the battle records (those with a result), from their
-    columns: the fit's counts, win rates and per-topic win rates by counting arrays."""
+def run_scores(table: BattleTable, ties: str, rounds: int, seed: int, level: float
+               ) -> RunScores:
+    """Every measure of every run from the battles with a result (`table`), as arrays: the
+    fit's counts, win rates and per-topic win rates by counting arrays."""
     # numpy (the fit's) only when battles are scored: not at every command's start
     import numpy as np
 
@@ -220,7 +165,7 @@ def run_scores(records: Sequence[Mapping[str, Any]], ties: str, rounds: int, see
         sandwich_intervals,
     )
 
-    cols = columns(records)
+    cols = table.compact()
     n = len(cols.runs)
     counts = BattleCounts.from_arrays(cols.runs, cols.topics, cols.topic, cols.a, cols.b,
                                       cols.result)
@@ -237,11 +182,8 @@ def run_scores(records: Sequence[Mapping[str, Any]], ties: str, rounds: int, see
         np.bincount(cols.b[both], cols.flip[both], n)
     judged_twice = np.bincount(cols.a[both], minlength=n) + np.bincount(cols.b[both],
                                                                         minlength=n)
-    unjudged: Counter[str] = Counter()
-    for r in records:
-        if r.get("unjudged"):
-            unjudged[r["run_a"]] += int(r["unjudged"])
-            unjudged[r["run_b"]] += int(r["unjudged"])
+    unjudged = np.bincount(cols.a, cols.unjudged_orders, n) + \
+        np.bincount(cols.b, cols.unjudged_orders, n)
     means: dict[str, dict[str, float]] = {}
     for k, run in enumerate(cols.runs):
         score = scores[run]
@@ -270,5 +212,5 @@ def run_scores(records: Sequence[Mapping[str, Any]], ties: str, rounds: int, see
         topics.setdefault(cols.runs[k], {})[cols.topics[t]] = {
             "win_rate": float(cell_points[cell] / cell_played[cell])}
     ranked = sorted(means, key=lambda r: (-means[r]["bt_score"], r))
-    return RunScores(topics, means, {r: unjudged[r] for r in means},
+    return RunScores(topics, means, {r: int(unjudged[k]) for k, r in enumerate(cols.runs)},
                      {"matrix": matrix_from_counts(counts, ranked), "style": style_tsv})

@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,8 +43,8 @@ from nuggetizer.methods.battles import measures as mb
 from nuggetizer.methods.battles.measures import POSITION, two_orders
 from nuggetizer.methods.battles.records import BATTLES_FILE, BattleJudgment, battle_key
 from nuggetizer.methods.battles.report import BattlesPart
-from nuggetizer.methods.battles.rows import read_rows
 from nuggetizer.methods.battles.step import judge_battles, plan_battles
+from nuggetizer.methods.battles.table import BattleTable, read_table, table_of
 from nuggetizer.parsing import ParseFailure, label_schema
 
 VERDICTS = ("A", "B", "tie")
@@ -242,7 +242,7 @@ class BattlesMethod(AnswerKeyMethod):
             raise InputError(path, line, "'orders' holds one order, or two: one with each run "
                              "shown first")
         for k, order in enumerate(orders):
-            verdict = order.get("verdict")
+            verdict, order["first"] = order.get("verdict"), firsts[k]  # ids as text, as above
             if firsts[k] not in (obj["run_a"], obj["run_b"]):
                 raise InputError(path, line, f"orders[{k}].first must be run_a or run_b")
             if verdict in VERDICTS or verdict == UNJUDGED:
@@ -255,16 +255,15 @@ class BattlesMethod(AnswerKeyMethod):
         obj.update(outcome(obj))
         return obj
 
-    def read_scored(self, path: Path, lenient: bool = False) -> Iterator[Judged]:
-        """The battles as `score` reads them: small rows (methods/battles/rows.py), each line
-        checked by hand, the full check (and its message) for any line that does not pass."""
-        pairs: dict[tuple[str, str], str] = {}
-        for number, row in read_rows(
-                path, lambda obj, where, line: self.judgment_record(obj, where, line, lenient)):
-            pair = pairs.get((row.run_a, row.run_b))
-            if pair is None:
-                pair = pairs[row.run_a, row.run_b] = f"{row.run_a} vs {row.run_b}"
-            yield Judged(pair, row.qid, row, path, number)
+    def read_table(self, paths: Sequence[Path], lenient: bool = False) -> BattleTable:
+        """The battles as `score` reads them: one table of arrays (methods/battles/table.py),
+        each line checked by hand, the full check (and its message) for any line that does
+        not pass."""
+        return read_table(paths, lambda obj, where, line: self.judgment_record(
+            obj, where, line, lenient))
+
+    def table_of(self, judged: Sequence[Judged]) -> BattleTable:
+        return table_of([(j.record, j.path, j.line) for j in judged])
 
     def judgment_ids(self, judgment: Any) -> tuple[str, str]:
         """(the pair `run_a vs run_b`, topic): one judgment per battle."""
@@ -283,10 +282,10 @@ class BattlesMethod(AnswerKeyMethod):
     def score(self, key: Any, judgment: Any, pool: Sequence[Any]) -> dict[str, float]:
         raise ConfigError("battles are scored all at once (score_runs)")
 
-    def score_runs(self, judged: Sequence[Judged], topics: Sequence[str]) -> RunScores:
+    def score_runs(self, table: Any, topics: Sequence[str]) -> RunScores:
         cfg: BattlesConfig = self.config
-        return mb.run_scores([j.record for j in judged], ties=cfg.ties, rounds=cfg.rounds,
-                             seed=cfg.seed, level=cfg.level)
+        return mb.run_scores(table, ties=cfg.ties, rounds=cfg.rounds, seed=cfg.seed,
+                             level=cfg.level)
 
 
 def outcome(record: Mapping[str, Any]) -> dict[str, Any]:
