@@ -55,12 +55,12 @@ class ReportSection:
 
 
 class ReportPart:
-    """A method's part of the report. `add` sees each judgment record (as `read_scored`,
-    or a method scored per run's table, gives it) of the runs shown, once, while the scores
-    are computed, so that none need be kept; `queries` collects the topics' query texts the records carry; `sections` gives the
-    page's parts once the score table (of the runs shown) is known; `items` names what the
-    method's judgments leave unjudged, in the page's summary; `drawn`, `plots` and `summary`
-    as below. By default: nothing."""
+    """A method's part of the report. `add` sees each judgment record (as `read_scored`, or a
+    method scored per run's table, gives it) of the runs shown, once, while the scores are
+    computed, so that none need be kept; `queries` collects the topics' query texts the records
+    carry; `sections` gives the page's parts once the score table (of the runs shown) is known;
+    `items` names what the method's judgments leave unjudged, in the page's summary; `drawn`,
+    `plots` and `summary` as below. By default: nothing."""
 
     items = "items"
     on_topic_pages = False  # what `detail` gives shown on the topic's page too (battles)
