@@ -131,7 +131,9 @@ class BattleCounts:
 
 def _newton(objective: Objective, x: np.ndarray, tol: float = 1e-9,
             max_iter: int = 500) -> tuple[np.ndarray, int]:
-    """Minimise a smooth strictly convex objective by Newton's method with step halving."""
+    """Minimise a smooth strictly convex objective by Newton's method with step halving (a
+    step is taken when the objective falls enough, or rises by no more than its rounding:
+    near the optimum the decrease a step promises is below what float sums can show)."""
     f, g, h = objective(x)
     for iteration in range(1, max_iter + 1):
         step = np.linalg.solve(h, g)
@@ -139,7 +141,7 @@ def _newton(objective: Objective, x: np.ndarray, tol: float = 1e-9,
         while True:
             trial = x - t * step
             ft, gt, ht = objective(trial)
-            if ft <= f - 1e-4 * t * float(g @ step) or t < 1e-12:
+            if ft <= f - 1e-4 * t * float(g @ step) + 1e-13 * abs(f) or t < 1e-12:
                 break
             t /= 2
         x, f, g, h = trial, ft, gt, ht

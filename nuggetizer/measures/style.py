@@ -84,63 +84,69 @@ def _laplacian(n: int, a: np.ndarray, b: np.ndarray, h: np.ndarray) -> np.ndarra
     return np.diag(m.sum(axis=0) + m.sum(axis=1)) - m - m.T
 
 
-def _blocks(n: int, a: np.ndarray, b: np.ndarray, x: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """sum over battles of h v v^T, v = (e_a - e_b, x): the (runs + features) square matrix."""
+def _blocks(n: int, a: np.ndarray, b: np.ndarray, xt: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """sum over battles of h v v^T, v = (e_a - e_b, x): the (runs + features) square matrix
+    (`xt`: the covariates as features x battles)."""
     import numpy as np
 
-    k = x.shape[1]
+    k = len(xt)
     out = np.zeros((n + k, n + k))
     out[:n, :n] = _laplacian(n, a, b, h)
-    hx = h[:, None] * x
+    hx = xt * h
     for f in range(k):
-        out[:n, n + f] = np.bincount(a, hx[:, f], n) - np.bincount(b, hx[:, f], n)
+        out[:n, n + f] = np.bincount(a, hx[f], n) - np.bincount(b, hx[f], n)
     out[n:, :n] = out[:n, n:].T
-    out[n:, n:] = x.T @ hx
+    out[n:, n:] = hx @ xt.T
     return out
 
 
 def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
               x: np.ndarray, level: float = 0.95, tol: float = 1e-9,
-              max_iter: int = 200) -> StyleFit:
+              max_iter: int = 200, start: np.ndarray | None = None) -> StyleFit:
     """The style-controlled fit (module docstring): battles between run indices `a` and `b`
     (into `runs`), `outcome` 1 (a won), 0.5 (tie) or 0, covariate differences `x` (battles x
-    FEATURES)."""
+    FEATURES); `start`: the runs' log-strengths to start from (the fit without style: fewer
+    steps), else 0."""
     import numpy as np
 
     from nuggetizer.measures.bradley_terry import ARENA_HESSIAN_REG, CENTRE, RIDGE, SCALE
 
     n, k = len(runs), x.shape[1]
+    xt = np.ascontiguousarray(x.T)  # a feature's values side by side: 2-3 times faster sums
     params = np.zeros(n + k)
+    if start is not None:
+        params[:n] = start
 
     def parts(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-        z = w[a] - w[b] + x @ w[n:]
+        z = w[a] - w[b] + w[n:] @ xt
         p = 1 / (1 + np.exp(-z))
         f = float(np.sum(np.logaddexp(0.0, z) - outcome * z)) + RIDGE / 2 * float(w @ w)
         r = p - outcome
         grad = np.empty(n + k)
         grad[:n] = np.bincount(a, r, n) - np.bincount(b, r, n)
-        grad[n:] = x.T @ r
+        grad[n:] = xt @ r
         return f, grad + RIDGE * w, r, p
 
     f, grad, _, p = parts(params)
     iterations = 0
     for iterations in range(1, max_iter + 1):  # noqa: B007 (the count is reported)
-        hess = _blocks(n, a, b, x, p * (1 - p)) + RIDGE * np.eye(n + k)
+        hess = _blocks(n, a, b, xt, p * (1 - p)) + RIDGE * np.eye(n + k)
         step = np.linalg.solve(hess, grad)
         t = 1.0
         while True:
             trial = params - t * step
             ft, gt, _, pt = parts(trial)
-            if ft <= f - 1e-4 * t * float(grad @ step) or t < 1e-12:
+            # enough of a fall, or a rise within rounding (measures/bradley_terry.py _newton)
+            if ft <= f - 1e-4 * t * float(grad @ step) + 1e-13 * abs(f) or t < 1e-12:
                 break
             t /= 2
         params, f, grad, p = trial, ft, gt, pt
         if float(np.max(np.abs(t * step), initial=0.0)) < tol:
             break
     _, _, r, p = parts(params)
-    hess = _blocks(n, a, b, x, p * (1 - p)) + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)
+    hess = _blocks(n, a, b, xt, p * (1 - p)) + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)
     inverse = np.linalg.inv(hess)
-    cov = inverse @ _blocks(n, a, b, x, r**2) @ inverse
+    cov = inverse @ _blocks(n, a, b, xt, r**2) @ inverse
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     theta = params[:n] - params[:n].mean()

@@ -104,10 +104,11 @@ def matrix_tsv(found: Sequence[Verdict], runs: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def style_table(cols: BattleTable, level: float
+def style_table(cols: BattleTable, level: float, start: Mapping[str, float] | None = None
                 ) -> tuple[dict[str, tuple[float, float, float]], str]:
     """The style-controlled scores {run: (score, low, high)} and the coefficients' TSV; ({},
-    a TSV saying why) when some battles carry no style."""
+    a TSV saying why) when some battles carry no style. `start`: the fit without style's
+    log-strengths by run, where the fit starts."""
     import numpy as np
 
     from nuggetizer.measures.style import FEATURES, fit_style
@@ -124,7 +125,8 @@ def style_table(cols: BattleTable, level: float
     with np.errstate(invalid="ignore", divide="ignore"):
         x = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)
     outcome = np.array([1.0, 0.0, 0.5])[cols.result]  # every battle here has a result
-    fit = fit_style(cols.runs, cols.a, cols.b, outcome, x, level=level)
+    fit = fit_style(cols.runs, cols.a, cols.b, outcome, x, level=level,
+                    start=None if start is None else np.array([start[r] for r in cols.runs]))
     lines = [f"{name}\t{c:.2f}\t{lo:.2f}\t{hi:.2f}\t{FEATURES[name]}"
              for name, (c, lo, hi) in fit.coefficients.items()]
     return ({run: (fit.scores[run], *fit.intervals[run]) for run in cols.runs},
@@ -169,11 +171,12 @@ def run_scores(table: BattleTable, ties: str, rounds: int, seed: int, level: flo
     n = len(cols.runs)
     counts = BattleCounts.from_arrays(cols.runs, cols.topics, cols.topic, cols.a, cols.b,
                                       cols.result)
-    scores = fit_model(counts, ties=ties).scores
+    fit = fit_model(counts, ties=ties)
+    scores = fit.scores
     intervals = bootstrap_intervals(counts, ties=ties, rounds=rounds, seed=seed, level=level) \
         if rounds > 0 else {run: (score, score) for run, score in scores.items()}
     sandwich = sandwich_intervals(counts, level=level) if ties == "half" and n else {}
-    styled, style_tsv = style_table(cols, level)
+    styled, style_tsv = style_table(cols, level, fit.log_strengths)
     points_a = np.array([1.0, 0.0, 0.5])[cols.result]
     points = np.bincount(cols.a, points_a, n) + np.bincount(cols.b, 1 - points_a, n)
     played = np.bincount(cols.a, minlength=n) + np.bincount(cols.b, minlength=n)
