@@ -74,9 +74,12 @@ def journal(tmp_path: Path, seed: int = 0, topics: int = 30) -> tuple[Path, list
     return write(tmp_path / "battles.jsonl", records), records
 
 
-def test_every_shape_reads_as_the_full_reader_and_mt_bench_rule_give_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(battle_table, "BLOCK", 7)  # many blocks, one cut mid-topic
+@pytest.mark.parametrize("chunk", [50, 7 * 300, 1 << 23])  # lines longer than a chunk, many
+def test_every_shape_reads_as_the_full_reader_and_mt_bench_rule_give_it(tmp_path, monkeypatch,
+                                                                        chunk):
+    monkeypatch.setattr(battle_table, "CHUNK", chunk)
     path, records = journal(tmp_path)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))  # the last line without its newline
     method = BattlesMethod()
     table = method.read_table([path])
     read = list(table)
@@ -126,7 +129,7 @@ def test_ids_that_are_numbers_are_read_as_text_like_the_full_reader(tmp_path):
       "orders": [{"first": "alpha", "verdict": "A"}]}, "qid"),
 ])
 def test_a_bad_line_is_refused_naming_its_file_and_line(tmp_path, monkeypatch, line, says):
-    monkeypatch.setattr(battle_table, "BLOCK", 4)
+    monkeypatch.setattr(battle_table, "CHUNK", 4 * 300)
     path, records = journal(tmp_path, topics=2)
     lines: list[Any] = list(records)
     lines.insert(5, line)
@@ -138,7 +141,7 @@ def test_a_bad_line_is_refused_naming_its_file_and_line(tmp_path, monkeypatch, l
 
 
 def test_lenient_reads_an_off_menu_verdict_as_unjudged_in_its_place(tmp_path, monkeypatch):
-    monkeypatch.setattr(battle_table, "BLOCK", 4)
+    monkeypatch.setattr(battle_table, "CHUNK", 4 * 300)
     path, records = journal(tmp_path, topics=2)
     odd = {"qid": "q9", "run_a": "alpha", "run_b": "beta",
            "orders": [{"first": "alpha", "verdict": "maybe"},

@@ -120,7 +120,8 @@ def style_table(cols: BattleTable, level: float, start: Mapping[str, float] | No
             if bare else "no battle has a result"
         return {}, head + f"# not fitted: {why}\n"
     k = len(FEATURES)
-    xa, xb = cols.style[:, :k], cols.style[:, k:]
+    style = cols.style.astype(float)
+    xa, xb = style[:, :k], style[:, k:]
     total = xa + xb
     with np.errstate(invalid="ignore", divide="ignore"):
         x = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)

@@ -37,7 +37,7 @@ from nuggetizer.measures.style import FEATURES
 VERDICT_CODES = {"A": 0, "B": 1, "tie": 2, UNJUDGED: 3}
 VERDICTS = tuple(VERDICT_CODES)
 RESULTS = ("a", "b", "tie", UNJUDGED)
-BLOCK = 16384  # lines checked at once (their raw lines are kept until then)
+CHUNK = 1 << 23  # bytes of lines read and checked at once
 _ONE = object()  # the verdict of the second order of a battle judged in one order
 _TOP = itemgetter("qid", "run_a", "run_b", "orders")
 _ORDER = itemgetter("first", "verdict")
@@ -96,7 +96,10 @@ class BattleTable(JudgedTable):
         return len(self.topic)
 
     def take(self, keep: Any) -> BattleTable:
-        """The battles `keep` selects (a mask or indices), names and files as they are."""
+        """The battles `keep` selects (a mask), names and files as they are (this very table
+        when it selects every one: 400k battles are not copied for nothing)."""
+        if keep.all():
+            return self
         arrays = {f.name: getattr(self, f.name)[keep] for f in fields(self)
                   if f.name not in ("runs", "topics", "files")}
         return replace(self, **arrays)
@@ -261,31 +264,55 @@ class _Reader:
         self.parts: list[dict[str, Any]] = []
 
     def read(self, paths: Sequence[Path], file: int) -> None:
-        loads, fields_of, block = orjson.loads, _fields, _Block()
-        rows, where, raws = block.rows, block.where, block.raw
+        """A file's lines, a block (about `CHUNK` bytes of whole lines) at a time."""
+        line = 1
         with paths[file].open("rb") as f:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    rows.append(fields_of(loads(raw)))
-                except (orjson.JSONDecodeError, KeyError, TypeError, IndexError, ValueError,
-                        AttributeError):
-                    if raw.strip():
-                        self.close(block, paths)
-                        block = _Block()
-                        rows, where, raws = block.rows, block.where, block.raw
-                        self.one_by_one([(raw, file, number)], paths)
-                    continue
-                where.append((file, number))
-                raws.append(raw)
-                if len(rows) == BLOCK:
-                    self.close(block, paths)
-                    block = _Block()
-                    rows, where, raws = block.rows, block.where, block.raw
-        self.close(block, paths)
+            rest = b""
+            while True:
+                chunk = f.read(CHUNK)
+                if not chunk:
+                    lines = [rest] if rest else []
+                else:
+                    chunk = rest + chunk
+                    cut = chunk.rfind(b"\n")
+                    if cut < 0:  # one line longer than the chunk
+                        rest = chunk
+                        continue
+                    lines, rest = chunk[:cut].split(b"\n"), chunk[cut + 1:]
+                self.read_lines(lines, file, line, paths)
+                line += len(lines)
+                if not chunk:
+                    return
+
+    def read_lines(self, lines: list[bytes], file: int, first: int, paths: Sequence[Path]
+                   ) -> None:
+        """Lines `first`, `first` + 1, ... of a file: the battles of those the quick path
+        takes checked at once, the others (not a battle's shape, or refused by a check)
+        through the full reader, each blank line skipped."""
+        rows: list[tuple[Any, ...]] = []
+        loads, fields_of, append, skipped = orjson.loads, _fields, rows.append, []
+        for k, raw in enumerate(lines):
+            try:
+                append(fields_of(loads(raw)))
+            except (orjson.JSONDecodeError, KeyError, TypeError, IndexError, ValueError,
+                    AttributeError):
+                skipped.append(k)
+        block = _Block()
+        if not skipped:
+            block.rows, block.raw = rows, lines
+            block.where = [(file, first + k) for k in range(len(lines))]
+        else:
+            taken = sorted(set(range(len(lines))) - set(skipped))
+            block.rows, block.raw = rows, [lines[k] for k in taken]
+            block.where = [(file, first + k) for k in taken]
+        self.close(block, paths, [(lines[k], file, first + k) for k in skipped
+                                  if lines[k].strip()])
 
     def one_by_one(self, lines: Sequence[tuple[bytes, int, int]], paths: Sequence[Path]
                    ) -> None:
         """Lines through the full reader (which raises for a bad one, naming it), in order."""
+        if not lines:
+            return
         block = _Block()
         for raw, file, number in lines:
             path = paths[file]
@@ -306,26 +333,29 @@ class _Reader:
                              "run_a or run_b first, each once, with a verdict of "
                              f"{', '.join(VERDICTS)}")
 
-    def close(self, block: _Block, paths: Sequence[Path]) -> None:
-        """Check a block: keep its arrays, or send the lines a check refuses (or, when a
-        name is not text or not hashable, the whole block) through the full reader."""
+    def close(self, block: _Block, paths: Sequence[Path],
+              others: Sequence[tuple[bytes, int, int]] = ()) -> None:
+        """Check a block: keep its arrays, and send the lines a check refuses (or, when a
+        name is not text or not hashable, the whole block), with the `others` the quick path
+        could not take, through the full reader, in the file's order."""
         if not len(block):
+            self.one_by_one(others, paths)
             return
         runs, topics = len(self.runs), len(self.topics)
+        everything = list(zip(block.raw, *zip(*block.where)))
         try:
             bad = self.checked(block)
         except TypeError:  # an unhashable name or verdict: the full reader says which
             self._forget(runs, topics)
-            self.one_by_one(list(zip(block.raw, *zip(*block.where))), paths)
-            return
-        if not all(type(name) is str for name in list(self.runs)[runs:]) or \
-                not all(type(name) is str for name in list(self.topics)[topics:]):
-            self._forget(runs, topics)  # ids that are not text: the full reader str()s them
-            self.parts.pop()
-            self.one_by_one(list(zip(block.raw, *zip(*block.where))), paths)
-            return
-        if bad is not None:
-            self.one_by_one([(block.raw[k], *block.where[k]) for k in bad], paths)
+            bad = range(len(block))
+        else:
+            if not all(type(name) is str for name in list(self.runs)[runs:]) or \
+                    not all(type(name) is str for name in list(self.topics)[topics:]):
+                self._forget(runs, topics)  # ids that are not text: the full reader str()s
+                self.parts.pop()
+                bad = range(len(block))
+        refused = [everything[k] for k in bad] if bad is not None else []
+        self.one_by_one(sorted([*refused, *others], key=lambda line: line[1:]), paths)
 
     def _forget(self, runs: int, topics: int) -> None:
         for codes, size in ((self.runs, runs), (self.topics, topics)):
@@ -339,13 +369,13 @@ class _Reader:
 
         m = len(block)
         qid, run_a, run_b, first, one, second, two, side_a, side_b = zip(*block.rows)
-        topic = np.array(list(map(self.topics.__getitem__, qid)), dtype=np.int64)
+        topic = np.array(list(map(self.topics.__getitem__, qid)), dtype=np.int32)
         code = self.runs.__getitem__
-        a, b, first_run, second_run = (np.array(list(map(code, column)), dtype=np.int64)
+        a, b, first_run, second_run = (np.array(list(map(code, column)), dtype=np.int32)
                                        for column in (run_a, run_b, first, second))
         verdict = self.verdict_codes.__getitem__
-        v1 = np.array(list(map(verdict, one)), dtype=np.int64)
-        v2 = np.array(list(map(verdict, two)), dtype=np.int64)
+        v1 = np.array(list(map(verdict, one)), dtype=np.int8)
+        v2 = np.array(list(map(verdict, two)), dtype=np.int8)
         single = v2 == 4
         ok = (a != b) & ((first_run == a) | (first_run == b)) & (v1 >= 0) & (v1 <= 3) & (
             single | ((second_run == a) | (second_run == b)) & (second_run != first_run)
@@ -357,17 +387,16 @@ class _Reader:
         missing = (v1 == 3) | (~single & (v2 == 3))
         agree = single | (r1 == r2)
         result = np.where(missing, 3, np.where(agree, r1, 2))
-        flip = np.where(single | missing, -1, (~agree).astype(np.int64))
+        flip = np.where(single | missing, -1, (~agree).astype(np.int8))
         style, styled = _style_block(side_a, side_b)
-        where = np.array(block.where, dtype=np.int64).reshape(m, 2)
+        where = np.array(block.where, dtype=np.int32).reshape(m, 2)
         self.parts.append({"topic": topic[ok], "a": a[ok], "b": b[ok],
-                           "first_a": first_a[ok], "v1": v1[ok].astype(np.int8),
-                           "v2": v2[ok].astype(np.int8), "result": result[ok].astype(np.int8),
+                           "first_a": first_a[ok], "v1": v1[ok],
+                           "v2": v2[ok], "result": result[ok].astype(np.int8),
                            "flip": flip[ok].astype(np.int8),
                            "unjudged_orders": ((v1 == 3).astype(np.int8) + (v2 == 3))[ok],
                            "style": style[ok], "styled": styled[ok],
-                           "file": where[ok, 0].astype(np.int32),
-                           "line": where[ok, 1]})
+                           "file": where[ok, 0], "line": where[ok, 1]})
         bad = np.flatnonzero(~ok)
         return bad if len(bad) else None
 
@@ -379,6 +408,7 @@ class _Reader:
             self.checked_empty()
         arrays = {name: np.concatenate([p[name] for p in self.parts])
                   for name in self.parts[0]}
+        self.parts = []
         if len(arrays["line"]) > 1:  # lines the full reader took come after their block
             place = arrays["file"].astype(np.int64) * (int(arrays["line"].max()) + 1) + \
                 arrays["line"]
@@ -413,7 +443,7 @@ def _sorted(codes: _Codes) -> tuple[list[str], Any]:
 
 
 def _style_block(side_a: Sequence[Any], side_b: Sequence[Any]) -> tuple[Any, Any]:
-    """A block's covariates (battles x (A's features, B's), as floats) and which battles
+    """A block's covariates (battles x (A's features, B's), as counts) and which battles
     carry them: a battle without style, or with a count that is not a whole number from 0
     to 2^32, has none (all 0)."""
     import numpy as np
@@ -427,12 +457,12 @@ def _style_block(side_a: Sequence[Any], side_b: Sequence[Any]) -> tuple[Any, Any
     if values.dtype.kind not in "iub" or values.shape != (2 * m, len(FEATURES)):
         rows = [_counts(a, b) for a, b in zip(side_a, side_b)]
         styled &= np.array([row is not None for row in rows], dtype=bool)
-        return np.array([row or (0,) * width for row in rows], dtype=np.float64
+        return np.array([row or (0,) * width for row in rows], dtype=np.uint32
                         ).reshape(m, width), styled
     values = np.concatenate([values[:m], values[m:]], axis=1)
     styled &= ((values >= 0) & (values < 2 ** 32)).all(axis=1)
     values[~styled] = 0
-    return values.astype(np.float64), styled
+    return values.astype(np.uint32), styled
 
 
 def _counts(side_a: Any, side_b: Any) -> tuple[int, ...] | None:
