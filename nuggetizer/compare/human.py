@@ -66,7 +66,7 @@ class HumanAgreement:
         """`measure run_tau topic_tau topics` (topics: those whose tau is defined)."""
         lines = ["measure\trun_tau\ttopic_tau\ttopics"]
         for m in RANKED:
-            lines.append(f"{m}\t{_fmt(self.run_tau[m])}\t{_fmt(self.topic_tau[m])}\t"
+            lines.append(f"{m}\t{fmt(self.run_tau[m])}\t{fmt(self.topic_tau[m])}\t"
                          f"{self.topics_defined[m]}")
         return "\n".join(lines) + "\n"
 
@@ -81,11 +81,11 @@ class HumanAgreement:
     def as_dict(self) -> dict[str, Any]:
         return {"answers": self.answers, "topics": self.topics, "runs": self.runs,
                 "nuggets": self.nuggets, "unjudged": self.unjudged, "missing": self.missing,
-                "exact_agreement": _num(self.exact), "cohen_kappa": _num(self.kappa),
-                "cohen_kappa_strict": _num(self.kappa_strict),
+                "exact_agreement": num(self.exact), "cohen_kappa": num(self.kappa),
+                "cohen_kappa_strict": num(self.kappa_strict),
                 "confusion": {f"{h}|{j}": n for (h, j), n in sorted(self.confusion.items())},
-                "run_tau": {m: _num(v) for m, v in self.run_tau.items()},
-                "topic_tau": {m: _num(v) for m, v in self.topic_tau.items()},
+                "run_tau": {m: num(v) for m, v in self.run_tau.items()},
+                "topic_tau": {m: num(v) for m, v in self.topic_tau.items()},
                 "topics_with_tau": self.topics_defined, "spend": self.spend}
 
     def json(self) -> str:
@@ -98,8 +98,8 @@ class HumanAgreement:
                + (f" ({self.unjudged} unjudged by the judge, left out)" if self.unjudged else "")
                + (f"; {self.missing} answers without a judgment, left out" if self.missing
                   else ""),
-               "", f"exact agreement {_fmt(self.exact)}, Cohen's kappa {_fmt(self.kappa)} "
-               f"(3 labels), {_fmt(self.kappa_strict)} (support vs the rest)", "",
+               "", f"exact agreement {fmt(self.exact)}, Cohen's kappa {fmt(self.kappa)} "
+               f"(3 labels), {fmt(self.kappa_strict)} (support vs the rest)", "",
                "| human \\ judge | " + " | ".join((*ASSIGNMENT_LABELS, UNJUDGED)) + " |",
                "|---|" + "---:|" * (len(ASSIGNMENT_LABELS) + 1)]
         for human in ASSIGNMENT_LABELS:
@@ -107,16 +107,16 @@ class HumanAgreement:
                 str(self.confusion.get((human, c), 0)) for c in (*ASSIGNMENT_LABELS, UNJUDGED))
                 + " |")
         out += ["", "| measure | run-level tau | topic-level tau (topics) |", "|---|---:|---:|"]
-        out += [f"| {m} | {_fmt(self.run_tau[m])} | {_fmt(self.topic_tau[m])} "
+        out += [f"| {m} | {fmt(self.run_tau[m])} | {fmt(self.topic_tau[m])} "
                 f"({self.topics_defined[m]}) |" for m in RANKED]
         return "\n".join(out) + "\n"
 
 
-def _fmt(x: float) -> str:
+def fmt(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.4f}"
 
 
-def _num(x: float) -> float | None:
+def num(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 6)
 
 
@@ -125,11 +125,49 @@ def _scores(importance: Sequence[str], labels: Sequence[str]) -> dict[str, float
     return {m: scores[m] for m in RANKED}
 
 
-def _board(per_answer: Mapping[tuple[str, str], dict[str, float]]) -> dict[str, dict[str, float]]:
+def _board(per_answer: Mapping[tuple[str, str], dict[str, float]], measures: Sequence[str]
+           ) -> dict[str, dict[str, float]]:
     by_run: dict[str, list[dict[str, float]]] = defaultdict(list)
     for (run, _qid), scores in per_answer.items():
         by_run[run].append(scores)
-    return {run: {m: fmean(s[m] for s in rows) for m in RANKED} for run, rows in by_run.items()}
+    return {run: {m: fmean(s[m] for s in rows) for m in measures}
+            for run, rows in by_run.items()}
+
+
+@dataclass
+class Rankings:
+    """How the judge's scores rank the runs and each topic's answers against the humans':
+    Kendall's tau-b per measure at run level (run means over the answers) and at topic level
+    (the mean of the defined per-topic taus, `defined` of them), and both leaderboards."""
+
+    run_tau: dict[str, float]
+    topic_tau: dict[str, float]
+    defined: dict[str, int]
+    human_board: dict[str, dict[str, float]]
+    judge_board: dict[str, dict[str, float]]
+
+
+def rankings(human_scores: Mapping[tuple[str, str], dict[str, float]],
+             judge_scores: Mapping[tuple[str, str], dict[str, float]],
+             measures: Sequence[str]) -> Rankings:
+    """The rankings of `measures` both ways ((run, topic) -> measure -> score, the same
+    answers on both sides)."""
+    human_board, judge_board = _board(human_scores, measures), _board(judge_scores, measures)
+    runs = sorted(human_board)
+    run_tau = {m: kendall_tau([human_board[r][m] for r in runs], [judge_board[r][m] for r in runs])
+               for m in measures}
+    by_topic: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for key in human_scores:
+        by_topic[key[1]].append(key)
+    topic_tau: dict[str, float] = {}
+    defined: dict[str, int] = {}
+    for m in measures:
+        taus = [kendall_tau([human_scores[k][m] for k in keys], [judge_scores[k][m] for k in keys])
+                for keys in by_topic.values()]
+        taus = [t for t in taus if not math.isnan(t)]
+        topic_tau[m] = fmean(taus) if taus else math.nan
+        defined[m] = len(taus)
+    return Rankings(run_tau, topic_tau, defined, human_board, judge_board)
 
 
 def human_agreement(answers: Sequence[HumanAnswer],
@@ -162,27 +200,13 @@ def human_agreement(answers: Sequence[HumanAnswer],
     n = len(human_codes)
     exact = sum(h == j for h, j in zip(human_codes, judge_codes)) / n if n else math.nan
     full = _CODE["support"]
-    human_board, judge_board = _board(human_scores), _board(judge_scores)
-    runs = sorted(human_board)
-    run_tau = {m: kendall_tau([human_board[r][m] for r in runs], [judge_board[r][m] for r in runs])
-               for m in RANKED}
-    by_topic: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for key in human_scores:
-        by_topic[key[1]].append(key)
-    topic_tau: dict[str, float] = {}
-    defined: dict[str, int] = {}
-    for m in RANKED:
-        taus = [kendall_tau([human_scores[k][m] for k in keys], [judge_scores[k][m] for k in keys])
-                for keys in by_topic.values()]
-        taus = [t for t in taus if not math.isnan(t)]
-        topic_tau[m] = fmean(taus) if taus else math.nan
-        defined[m] = len(taus)
+    ranked = rankings(human_scores, judge_scores, RANKED)
     return HumanAgreement(
-        answers=len(human_scores), topics=len(by_topic), runs=len(runs),
-        confusion=dict(confusion), nuggets=n, unjudged=sum(
+        answers=len(human_scores), topics=len({qid for _run, qid in human_scores}),
+        runs=len(ranked.human_board), confusion=dict(confusion), nuggets=n, unjudged=sum(
             v for (_h, j), v in confusion.items() if j == UNJUDGED),
         exact=exact, kappa=cohen_kappa(human_codes, judge_codes),
         kappa_strict=cohen_kappa([int(h == full) for h in human_codes],
                                  [int(j == full) for j in judge_codes]),
-        run_tau=run_tau, topic_tau=topic_tau, topics_defined=defined,
-        human_board=human_board, judge_board=judge_board, missing=missing)
+        run_tau=ranked.run_tau, topic_tau=ranked.topic_tau, topics_defined=ranked.defined,
+        human_board=ranked.human_board, judge_board=ranked.judge_board, missing=missing)

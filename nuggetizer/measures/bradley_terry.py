@@ -33,7 +33,11 @@ over battles of the outer product of each battle's score (its gradient), and sco
 They treat battles as independent: topic-to-topic variation (the same runs doing better on
 some narratives) is not in them, while the topic bootstrap sees it, so on real battles the
 sandwich intervals are narrower. With `cluster="topic"` the scores are summed per topic
-before the outer product (a cluster-robust sandwich, which sees the topic noise).
+before the outer product (a cluster-robust sandwich, which sees the topic noise). Under
+Davidson's rule the same, over (theta, log nu): log nu is a nuisance parameter, in H (with
+its cross terms) and in each battle's score, and the runs' intervals are read off the theta
+block of the whole covariance (marginalised, not held fixed at its estimate). Without ties
+the fitted nu is near 0 and they equal the half rule's.
 
 The verdict types and counting helpers (Verdict, reconcile, TwoOrders, flip_rates,
 win_matrix, per_topic) live in `verdicts` and are re-exported here.
@@ -46,6 +50,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -178,24 +183,40 @@ def _davidson_objective(n: int, i: np.ndarray, j: np.ndarray, won: np.ndarray,
     total = won + lost + tied
 
     def objective(x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        theta, kappa = x[:n], x[n]
-        half = (theta[i] - theta[j]) / 2
-        log_z = np.logaddexp(np.logaddexp(half, -half), kappa)
-        pw, pl, pt = np.exp(half - log_z), np.exp(-half - log_z), np.exp(kappa - log_z)
+        half, log_z, pw, pl, pt = _davidson_probabilities(x, i, j)
+        kappa = x[n]
         f = -float(won @ (half - log_z) + lost @ (-half - log_z) + tied @ (kappa - log_z))
         g_half = total * (pw - pl) - (won - lost)
-        h_half = total * (pw + pl - (pw - pl) ** 2)
-        h_cross = -total * (pw - pl) * pt
         grad = np.empty(n + 1)
         grad[:n] = (np.bincount(i, g_half, n) - np.bincount(j, g_half, n)) / 2
         grad[n] = float(total @ pt - tied.sum())
-        hess = np.zeros((n + 1, n + 1))
-        hess[:n, :n] = _pair_hessian(n, i, j, h_half / 4)
-        hess[:n, n] = hess[n, :n] = (np.bincount(i, h_cross, n) - np.bincount(j, h_cross, n)) / 2
-        hess[n, n] = float(total @ (pt - pt**2))
+        hess = _davidson_hessian(n, i, j, total, pw, pl, pt)
         return (f + RIDGE / 2 * float(x @ x), grad + RIDGE * x,
                 hess + RIDGE * np.eye(n + 1))
     return objective
+
+
+def _davidson_probabilities(x: np.ndarray, i: np.ndarray, j: np.ndarray
+                            ) -> tuple[np.ndarray, ...]:
+    """Per pair at x = (theta, log nu): half the log-strength gap, log D (pi_i pi_j scaled
+    out) and the probabilities that i wins, j wins, they tie."""
+    n = len(x) - 1
+    theta, kappa = x[:n], x[n]
+    half = (theta[i] - theta[j]) / 2
+    log_z = np.logaddexp(np.logaddexp(half, -half), kappa)
+    return half, log_z, np.exp(half - log_z), np.exp(-half - log_z), np.exp(kappa - log_z)
+
+
+def _davidson_hessian(n: int, i: np.ndarray, j: np.ndarray, total: np.ndarray, pw: np.ndarray,
+                      pl: np.ndarray, pt: np.ndarray) -> np.ndarray:
+    """The Hessian of Davidson's negative log-likelihood over (theta, log nu), unpenalised:
+    the pairs' `total` battles with the probabilities `pw`, `pl`, `pt`."""
+    hess = np.zeros((n + 1, n + 1))
+    hess[:n, :n] = _pair_hessian(n, i, j, total * (pw + pl - (pw - pl) ** 2) / 4)
+    h_cross = -total * (pw - pl) * pt
+    hess[:n, n] = hess[n, :n] = (np.bincount(i, h_cross, n) - np.bincount(j, h_cross, n)) / 2
+    hess[n, n] = float(total @ (pt - pt**2))
+    return hess
 
 
 def _solve(counts: BattleCounts, totals: np.ndarray, ties: str,
@@ -272,10 +293,13 @@ ARENA_HESSIAN_REG = 1e-5  # arena-rank 0.1's hessian_reg, times the number of ba
 
 
 def sandwich_intervals(verdicts: Iterable[Verdict] | BattleCounts, level: float = 0.95,
-                       cluster: str = "battle", hessian_reg: float = ARENA_HESSIAN_REG
-                       ) -> dict[str, tuple[float, float]]:
-    """Sandwich (robust) intervals of each run's half-rule score (module docstring):
-    `cluster` "battle" (arena-rank's) or "topic" (scores summed per topic first)."""
+                       cluster: str = "battle", hessian_reg: float = ARENA_HESSIAN_REG,
+                       ties: str = "half") -> dict[str, tuple[float, float]]:
+    """Sandwich (robust) intervals of each run's score under the tie rule `ties` (module
+    docstring): `cluster` "battle" (arena-rank's) or "topic" (scores summed per topic first).
+    Under Davidson's rule log nu is fitted with the strengths, so it is in H and G too, and
+    the strengths' intervals are read off the whole covariance (log nu marginalised out)."""
+    _check(ties)
     if cluster not in ("battle", "topic"):
         raise ConfigError(f"sandwich intervals cluster by battle or topic, not {cluster!r}")
     if not 0 < level < 1:
@@ -285,31 +309,54 @@ def sandwich_intervals(verdicts: Iterable[Verdict] | BattleCounts, level: float 
         return {}
     n = len(counts.runs)
     totals = counts.totals()
-    theta, _, _ = _solve(counts, totals, "half")
+    theta, nu, _ = _solve(counts, totals, ties)
     theta = np.nan_to_num(theta)
-    won, lost, tied = totals[:, 0], totals[:, 1], totals[:, 2]
-    p = 1 / (1 + np.exp(theta[counts.j] - theta[counts.i]))
-    battles = won + lost + tied
-    hess = _pair_hessian(n, counts.i, counts.j, battles * p * (1 - p))
-    hess += hessian_reg * float(battles.sum()) * np.eye(n)
-    if cluster == "battle":
-        grad_cov = _pair_hessian(n, counts.i, counts.j,
-                                 won * (1 - p) ** 2 + lost * p**2 + tied * (0.5 - p) ** 2)
-    else:  # per topic, each pair's summed score (o - p), given to run i and taken from run j
+    battles = totals.sum(axis=1)
+    # each battle's score (the gradient of its log-likelihood) per outcome (i wins, j wins,
+    # a tie): `given` to run i and taken from run j, and `nuisance` to log nu (Davidson)
+    nuisance: np.ndarray | None = None
+    if ties == "half":
+        p = 1 / (1 + np.exp(theta[counts.j] - theta[counts.i]))
+        given = np.column_stack([1 - p, -p, 0.5 - p])
+        hess = _pair_hessian(n, counts.i, counts.j, battles * p * (1 - p))
+    else:
+        x = np.append(theta, math.log(nu or 1.0))
+        _, _, pw, pl, pt = _davidson_probabilities(x, counts.i, counts.j)
+        gap = pw - pl
+        given = np.column_stack([(1 - gap) / 2, -(1 + gap) / 2, -gap / 2])
+        nuisance = np.column_stack([-pt, -pt, 1 - pt])
+        hess = _davidson_hessian(n, counts.i, counts.j, battles, pw, pl, pt)
+    size = len(hess)
+    hess += hessian_reg * float(battles.sum()) * np.eye(size)
+    grad_cov = np.zeros((size, size))
+    if cluster == "battle":  # each battle its own cluster: sums of squares per outcome
+        grad_cov[:n, :n] = _pair_hessian(n, counts.i, counts.j,
+                                         np.einsum("ko,ko->k", totals, given**2))
+        if nuisance is not None:
+            cross = np.einsum("ko,ko,ko->k", totals, given, nuisance)
+            grad_cov[:n, n] = grad_cov[n, :n] = (np.bincount(counts.i, cross, n)
+                                                 - np.bincount(counts.j, cross, n))
+            grad_cov[n, n] = float(np.einsum("ko,ko->", totals, nuisance**2))
+    else:  # per topic, each pair's summed score, given to run i and taken from run j
         from scipy import sparse
 
         by_topic = counts.by_topic.tocsc()
-        score = (by_topic[:, 0::3].multiply(1 - p) - by_topic[:, 1::3].multiply(p)
-                 + by_topic[:, 2::3].multiply(0.5 - p)).tocsr()
-        pairs = np.arange(len(p))
+        pairs = np.arange(len(counts.i))
+
+        def summed(per: np.ndarray) -> Any:  # topics x pairs: the scores of the topic's battles
+            return (by_topic[:, 0::3].multiply(per[:, 0]) + by_topic[:, 1::3].multiply(per[:, 1])
+                    + by_topic[:, 2::3].multiply(per[:, 2])).tocsr()
+
         incidence = sparse.csr_matrix(
-            (np.r_[np.ones(len(p)), -np.ones(len(p))], (np.r_[pairs, pairs],
-                                                          np.r_[counts.i, counts.j])),
-            shape=(len(p), n))
-        per_run = np.asarray((score @ incidence).todense())  # topics x runs
-        grad_cov = per_run.T @ per_run
+            (np.r_[np.ones(len(pairs)), -np.ones(len(pairs))],
+             (np.r_[pairs, pairs], np.r_[counts.i, counts.j])), shape=(len(pairs), n))
+        per_topic_scores = np.asarray((summed(given) @ incidence).todense())  # topics x runs
+        if nuisance is not None:
+            per_topic_scores = np.column_stack(
+                [per_topic_scores, np.asarray(summed(nuisance).sum(axis=1)).ravel()])
+        grad_cov = per_topic_scores.T @ per_topic_scores
     inverse = np.linalg.inv(hess)
-    sd = np.sqrt(np.clip(np.diag(inverse @ grad_cov @ inverse), 0.0, None))
+    sd = np.sqrt(np.clip(np.diag(inverse @ grad_cov @ inverse)[:n], 0.0, None))
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     return {run: (CENTRE + SCALE * float(t - z * s), CENTRE + SCALE * float(t + z * s))
             for run, t, s in zip(counts.runs, theta, sd)}

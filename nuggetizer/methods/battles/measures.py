@@ -28,7 +28,8 @@ DECLARED = (
     Measure("bt_high", "upper bound of the bootstrap interval of bt_score", missing=None,
             scale=ELO, how=FIT),
     Measure("sw_low", "lower bound of the sandwich interval of bt_score (arena-rank's: battles "
-            "taken as independent, so topic noise is not in it; half rule only)",
+            "taken as independent, so topic noise is not in it; Davidson's tie parameter, "
+            "under ties = davidson, in it and marginalised out)",
             missing=None, scale=ELO, how=FIT),
     Measure("sw_high", "upper bound of the sandwich interval of bt_score", missing=None,
             scale=ELO, how=FIT),
@@ -176,7 +177,7 @@ def run_scores(table: BattleTable, ties: str, rounds: int, seed: int, level: flo
     scores = fit.scores
     intervals = bootstrap_intervals(counts, ties=ties, rounds=rounds, seed=seed, level=level) \
         if rounds > 0 else {run: (score, score) for run, score in scores.items()}
-    sandwich = sandwich_intervals(counts, level=level) if ties == "half" and n else {}
+    sandwich = sandwich_intervals(counts, level=level, ties=ties) if n else {}
     styled, style_tsv = style_table(cols, level, fit.log_strengths)
     points_a = np.array([1.0, 0.0, 0.5])[cols.result]
     points = np.bincount(cols.a, points_a, n) + np.bincount(cols.b, 1 - points_a, n)
