@@ -7,6 +7,7 @@ and shown on the leaderboard under ties = "davidson"."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from nuggetizer.measures.bradley_terry import (
     sandwich_intervals,
 )
 from nuggetizer.methods.battles.measures import run_scores
+from nuggetizer.methods.battles.table import table_of
 
 RUNS = [f"run{k}" for k in range(7)]
 THETA = np.linspace(-1.0, 1.0, len(RUNS))
@@ -161,10 +163,11 @@ def test_topic_clustered_intervals_are_close_to_the_topic_bootstrap() -> None:
 
 def test_the_leaderboard_shows_them_under_davidson() -> None:
     verdicts = simulated(topics=12, per_topic=30, nu=0.8, seed=4)
-    records = [{"qid": v.qid, "run_a": v.run_a, "run_b": v.run_b, "result": v.result,
-                "orders": []}
-               for v in verdicts]
-    scores = run_scores(records, "davidson", 0, 0, 0.95)
+    shown = {"a": "A", "b": "B", "tie": "tie"}  # one order, run A shown first
+    records = [({"qid": v.qid, "run_a": v.run_a, "run_b": v.run_b,
+                 "orders": [{"first": v.run_a, "verdict": shown[v.result]}]},
+                Path("battles.jsonl"), line) for line, v in enumerate(verdicts, start=1)]
+    scores = run_scores(table_of(records), "davidson", 0, 0, 0.95)
     expected = sandwich_intervals(verdicts, ties="davidson")
     for run in RUNS:
         measured = scores.means[run]
