@@ -21,10 +21,11 @@ import gc
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from operator import itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from nuggetizer.errors import InputError
@@ -39,11 +40,36 @@ VERDICTS = tuple(VERDICT_CODES)
 RESULTS = ("a", "b", "tie", UNJUDGED)
 CHUNK = 1 << 23  # bytes of lines read and checked at once
 _ONE = object()  # the verdict of the second order of a battle judged in one order
-_TOP = itemgetter("qid", "run_a", "run_b", "orders")
-_ORDER = itemgetter("first", "verdict")
-_SIDES = itemgetter("a", "b")
-_STYLE = itemgetter(*FEATURES)
-_NO_STYLE: dict[str, int] = dict.fromkeys(FEATURES, 0)  # a battle's sides without style
+
+
+# A battle line as the quick path decodes it (msgspec skips every other field, the narrative
+# and provenance included, without building them); ids, verdicts and counts as given, checked
+# on the block's arrays. A line that does not decode to this goes through the full reader.
+class _Order(msgspec.Struct, gc=False):
+    first: Any
+    verdict: Any
+
+
+_Side = msgspec.defstruct("_Side", [(name, Any, 0) for name in FEATURES], gc=False)
+
+
+class _Style(msgspec.Struct, gc=False):
+    a: _Side  # type: ignore[valid-type]
+    b: _Side  # type: ignore[valid-type]
+
+
+class _Battle(msgspec.Struct, gc=False):
+    qid: Any
+    run_a: Any
+    run_b: Any
+    orders: list[_Order]
+    style: _Style | None = None
+
+
+_DECODE = msgspec.json.Decoder(_Battle).decode
+_COUNTS = attrgetter(*FEATURES)
+_NO_STYLE = _Side()  # a battle's sides without style
+_NOT_QUICK = (msgspec.MsgspecError, ValueError)  # ValueError: e.g. not UTF-8, or 3 orders
 
 FullCheck = Callable[[dict[str, Any], Path, int], dict[str, Any]]
 
@@ -223,35 +249,41 @@ class _Block:
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
-        self.where: list[tuple[int, int]] = []  # file, line
         self.raw: list[bytes] = []
+        self.file: Any = []  # each row's file (an index), a list or an array
+        self.line: Any = []  # each row's line
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def add(self, obj: Any, file: int, line: int, raw: bytes = b"") -> None:
-        """One record (a line as parsed, or the full reader's record); KeyError, TypeError,
-        IndexError or ValueError when it is not a battle's shape."""
-        self.rows.append(_fields(obj))
-        self.where.append((file, line))
+        """One record the full reader checked."""
+        self.rows.append(_fields(msgspec.convert(obj, _Battle)))
+        self.file.append(file)
+        self.line.append(line)
         self.raw.append(raw)
 
+    def line_of(self, k: int) -> tuple[bytes, int, int]:
+        """Row k's raw line, file and line number."""
+        return self.raw[k], int(self.file[k]), int(self.line[k])
 
-def _fields(obj: Any) -> tuple[Any, ...]:
+
+def _fields(battle: _Battle) -> tuple[Any, ...]:
     """qid, run_a, run_b, each order's first run and verdict (the second order's first run
     and verdict `_ONE` when judged in one order), both answers' style (`_NO_STYLE`: none)."""
-    qid, run_a, run_b, orders = _TOP(obj)
+    orders = battle.orders
     count = len(orders)
     if count == 2:
-        (first, one), (second, two) = _ORDER(orders[0]), _ORDER(orders[1])
+        one, two = orders
+        first, verdict, second, other = one.first, one.verdict, two.first, two.verdict
     elif count == 1:
-        first, one = _ORDER(orders[0])
-        second, two = first, _ONE
+        first, verdict = orders[0].first, orders[0].verdict
+        second, other = first, _ONE
     else:
         raise ValueError("one or two orders")
-    given = obj.get("style")
-    side_a, side_b = (_NO_STYLE, _NO_STYLE) if given is None else _SIDES(given)
-    return qid, run_a, run_b, first, one, second, two, side_a, side_b
+    style = battle.style
+    side_a, side_b = (_NO_STYLE, _NO_STYLE) if style is None else (style.a, style.b)
+    return battle.qid, battle.run_a, battle.run_b, first, verdict, second, other, side_a, side_b
 
 
 class _Reader:
@@ -265,24 +297,17 @@ class _Reader:
 
     def read(self, paths: Sequence[Path], file: int) -> None:
         """A file's lines, a block (about `CHUNK` bytes of whole lines) at a time."""
-        line = 1
+        line, rest = 1, b""
         with paths[file].open("rb") as f:
-            rest = b""
-            while True:
-                chunk = f.read(CHUNK)
-                if not chunk:
-                    lines = [rest] if rest else []
-                else:
-                    chunk = rest + chunk
-                    cut = chunk.rfind(b"\n")
-                    if cut < 0:  # one line longer than the chunk
-                        rest = chunk
-                        continue
-                    lines, rest = chunk[:cut].split(b"\n"), chunk[cut + 1:]
-                self.read_lines(lines, file, line, paths)
-                line += len(lines)
-                if not chunk:
-                    return
+            while chunk := f.read(CHUNK):
+                lines = chunk.split(b"\n")
+                lines[0] = rest + lines[0]
+                rest = lines.pop()  # the start of a line the next chunk ends
+                if lines:
+                    self.read_lines(lines, file, line, paths)
+                    line += len(lines)
+        if rest:
+            self.read_lines([rest], file, line, paths)
 
     def read_lines(self, lines: list[bytes], file: int, first: int, paths: Sequence[Path]
                    ) -> None:
@@ -290,21 +315,21 @@ class _Reader:
         takes checked at once, the others (not a battle's shape, or refused by a check)
         through the full reader, each blank line skipped."""
         rows: list[tuple[Any, ...]] = []
-        loads, fields_of, append, skipped = orjson.loads, _fields, rows.append, []
+        decode, fields_of, append, skipped = _DECODE, _fields, rows.append, []
         for k, raw in enumerate(lines):
             try:
-                append(fields_of(loads(raw)))
-            except (orjson.JSONDecodeError, KeyError, TypeError, IndexError, ValueError,
-                    AttributeError):
+                append(fields_of(decode(raw)))
+            except _NOT_QUICK:
                 skipped.append(k)
+        import numpy as np
+
         block = _Block()
+        block.rows, block.file = rows, np.full(len(rows), file, dtype=np.int32)
         if not skipped:
-            block.rows, block.raw = rows, lines
-            block.where = [(file, first + k) for k in range(len(lines))]
+            block.raw, block.line = lines, np.arange(first, first + len(lines), dtype=np.int32)
         else:
-            taken = sorted(set(range(len(lines))) - set(skipped))
-            block.rows, block.raw = rows, [lines[k] for k in taken]
-            block.where = [(file, first + k) for k in taken]
+            taken = np.delete(np.arange(len(lines)), skipped)
+            block.raw, block.line = [lines[k] for k in taken], (first + taken).astype(np.int32)
         self.close(block, paths, [(lines[k], file, first + k) for k in skipped
                                   if lines[k].strip()])
 
@@ -328,7 +353,7 @@ class _Reader:
         refused)."""
         bad = self.checked(block)
         if bad is not None:
-            file, number = block.where[int(bad[0])]
+            _, file, number = block.line_of(int(bad[0]))
             raise InputError(paths[file], number, "battle not understood: its orders must show "
                              "run_a or run_b first, each once, with a verdict of "
                              f"{', '.join(VERDICTS)}")
@@ -342,7 +367,6 @@ class _Reader:
             self.one_by_one(others, paths)
             return
         runs, topics = len(self.runs), len(self.topics)
-        everything = list(zip(block.raw, *zip(*block.where)))
         try:
             bad = self.checked(block)
         except TypeError:  # an unhashable name or verdict: the full reader says which
@@ -354,7 +378,7 @@ class _Reader:
                 self._forget(runs, topics)  # ids that are not text: the full reader str()s
                 self.parts.pop()
                 bad = range(len(block))
-        refused = [everything[k] for k in bad] if bad is not None else []
+        refused = [block.line_of(k) for k in bad] if bad is not None else []
         self.one_by_one(sorted([*refused, *others], key=lambda line: line[1:]), paths)
 
     def _forget(self, runs: int, topics: int) -> None:
@@ -367,7 +391,6 @@ class _Reader:
         every one is well formed)."""
         import numpy as np
 
-        m = len(block)
         qid, run_a, run_b, first, one, second, two, side_a, side_b = zip(*block.rows)
         topic = np.array(list(map(self.topics.__getitem__, qid)), dtype=np.int32)
         code = self.runs.__getitem__
@@ -389,14 +412,15 @@ class _Reader:
         result = np.where(missing, 3, np.where(agree, r1, 2))
         flip = np.where(single | missing, -1, (~agree).astype(np.int8))
         style, styled = _style_block(side_a, side_b)
-        where = np.array(block.where, dtype=np.int32).reshape(m, 2)
+        file = np.asarray(block.file, dtype=np.int32)
+        line = np.asarray(block.line, dtype=np.int32)
         self.parts.append({"topic": topic[ok], "a": a[ok], "b": b[ok],
                            "first_a": first_a[ok], "v1": v1[ok],
                            "v2": v2[ok], "result": result[ok].astype(np.int8),
                            "flip": flip[ok].astype(np.int8),
                            "unjudged_orders": ((v1 == 3).astype(np.int8) + (v2 == 3))[ok],
                            "style": style[ok], "styled": styled[ok],
-                           "file": where[ok, 0], "line": where[ok, 1]})
+                           "file": file[ok], "line": line[ok]})
         bad = np.flatnonzero(~ok)
         return bad if len(bad) else None
 
@@ -451,8 +475,8 @@ def _style_block(side_a: Sequence[Any], side_b: Sequence[Any]) -> tuple[Any, Any
     m, width = len(side_a), 2 * len(FEATURES)
     styled = np.array([side is not _NO_STYLE for side in side_a], dtype=bool)
     try:
-        values = np.array([*map(_STYLE, side_a), *map(_STYLE, side_b)])
-    except (KeyError, TypeError, ValueError):  # missing counts, or sides that are not maps
+        values = np.array([*map(_COUNTS, side_a), *map(_COUNTS, side_b)])
+    except ValueError:  # counts that are lists: an array of no shape
         values = np.array([None])
     if values.dtype.kind not in "iub" or values.shape != (2 * m, len(FEATURES)):
         rows = [_counts(a, b) for a, b in zip(side_a, side_b)]
@@ -466,12 +490,8 @@ def _style_block(side_a: Sequence[Any], side_b: Sequence[Any]) -> tuple[Any, Any
 
 
 def _counts(side_a: Any, side_b: Any) -> tuple[int, ...] | None:
-    """Both sides' counts (a missing one 0) when every one is a whole number from 0 to
-    2^32, else None."""
-    try:
-        values = [side.get(name, 0) for side in (side_a, side_b) for name in FEATURES]
-    except AttributeError:
-        return None
+    """Both sides' counts when every one is a whole number from 0 to 2^32, else None."""
+    values = (*_COUNTS(side_a), *_COUNTS(side_b))
     if all(type(v) in (int, bool) and 0 <= v < 2 ** 32 for v in values):
         return tuple(int(v) for v in values)
     return None
