@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import Any
+from typing import Any, ClassVar
 
 from nuggetizer.formats.nist import HumanAnswer
 from nuggetizer.labels import ASSIGNMENT_LABELS, UNJUDGED
@@ -33,15 +33,19 @@ _CODE = {label: k for k, label in enumerate(ASSIGNMENT_LABELS)}
 
 
 @dataclass
-class HumanAgreement:
-    """A judge against NIST's assessors (module docstring)."""
+class JudgeAgreement:
+    """A judge's labels against people's on the same items, the parts every comparison shares
+    (nuggets here, citation support in compare/human_support.py): the confusion matrix,
+    agreement, the rank correlations of `MEASURES` and both leaderboards."""
+
+    LABELS: ClassVar[tuple[str, ...]]  # the people's labels, as the matrix's rows
+    MEASURES: ClassVar[tuple[str, ...]]  # the measures ranked, the first sorting the boards
+    STRICT: ClassVar[str]  # what the strict kappa sets apart
 
     answers: int
     topics: int
     runs: int
-    confusion: dict[tuple[str, str], int]  # (human, judge) -> nuggets
-    nuggets: int  # nuggets both labelled
-    unjudged: int  # nuggets the judge could not label
+    confusion: dict[tuple[str, str], int]  # (human, judge) -> items
     exact: float
     kappa: float
     kappa_strict: float
@@ -50,14 +54,13 @@ class HumanAgreement:
     topics_defined: dict[str, int]
     human_board: dict[str, dict[str, float]]  # run -> measure -> mean
     judge_board: dict[str, dict[str, float]]
-    missing: int = 0  # answers of the sample the judge has no judgment for
     spend: dict[str, Any] = field(default_factory=dict)
 
     def confusion_tsv(self) -> str:
-        """Rows: the human's label; columns: the judge's (and unjudged)."""
-        cols = (*ASSIGNMENT_LABELS, UNJUDGED)
+        """Rows: the people's label; columns: the judge's (and unjudged)."""
+        cols = (*self.LABELS, UNJUDGED)
         lines = ["human\\judge\t" + "\t".join(cols)]
-        for human in ASSIGNMENT_LABELS:
+        for human in self.LABELS:
             lines.append(human + "\t" + "\t".join(str(self.confusion.get((human, c), 0))
                                                   for c in cols))
         return "\n".join(lines) + "\n"
@@ -65,24 +68,27 @@ class HumanAgreement:
     def tau_tsv(self) -> str:
         """`measure run_tau topic_tau topics` (topics: those whose tau is defined)."""
         lines = ["measure\trun_tau\ttopic_tau\ttopics"]
-        for m in RANKED:
+        for m in self.MEASURES:
             lines.append(f"{m}\t{fmt(self.run_tau[m])}\t{fmt(self.topic_tau[m])}\t"
                          f"{self.topics_defined[m]}")
         return "\n".join(lines) + "\n"
 
     def leaderboard_tsv(self, judge: bool = False) -> str:
-        """The human (or the judge's) leaderboard over the sample, sorted by V_strict."""
+        """The human (or the judge's) leaderboard over the sample, by the first measure."""
         board = self.judge_board if judge else self.human_board
-        lines = ["run_id\t" + "\t".join(RANKED)]
-        for run in sorted(board, key=lambda r: (-board[r]["V_strict"], r)):
-            lines.append(run + "\t" + "\t".join(f"{board[run][m]:.4f}" for m in RANKED))
+        first = self.MEASURES[0]
+        lines = ["run_id\t" + "\t".join(self.MEASURES)]
+        for run in sorted(board, key=lambda r: (-board[r][first], r)):
+            lines.append(run + "\t" + "\t".join(f"{board[run][m]:.4f}" for m in self.MEASURES))
         return "\n".join(lines) + "\n"
 
+    def counts(self) -> dict[str, Any]:
+        """What the comparison counted, beside the figures (as_dict's first keys)."""
+        return {"answers": self.answers, "topics": self.topics, "runs": self.runs}
+
     def as_dict(self) -> dict[str, Any]:
-        return {"answers": self.answers, "topics": self.topics, "runs": self.runs,
-                "nuggets": self.nuggets, "unjudged": self.unjudged, "missing": self.missing,
-                "exact_agreement": num(self.exact), "cohen_kappa": num(self.kappa),
-                "cohen_kappa_strict": num(self.kappa_strict),
+        return {**self.counts(), "exact_agreement": num(self.exact),
+                "cohen_kappa": num(self.kappa), "cohen_kappa_strict": num(self.kappa_strict),
                 "confusion": {f"{h}|{j}": n for (h, j), n in sorted(self.confusion.items())},
                 "run_tau": {m: num(v) for m, v in self.run_tau.items()},
                 "topic_tau": {m: num(v) for m, v in self.topic_tau.items()},
@@ -91,25 +97,48 @@ class HumanAgreement:
     def json(self) -> str:
         return json.dumps(self.as_dict(), indent=2) + "\n"
 
+    def headline(self) -> str:
+        """The first line of what the command prints."""
+        raise NotImplementedError
+
     def markdown(self) -> str:
         """What the command prints."""
-        out = [f"Judge against NIST's assessors: {self.answers} answers, {self.runs} runs, "
-               f"{self.topics} topics, {self.nuggets} nugget labels"
-               + (f" ({self.unjudged} unjudged by the judge, left out)" if self.unjudged else "")
-               + (f"; {self.missing} answers without a judgment, left out" if self.missing
-                  else ""),
-               "", f"exact agreement {fmt(self.exact)}, Cohen's kappa {fmt(self.kappa)} "
-               f"(3 labels), {fmt(self.kappa_strict)} (support vs the rest)", "",
-               "| human \\ judge | " + " | ".join((*ASSIGNMENT_LABELS, UNJUDGED)) + " |",
-               "|---|" + "---:|" * (len(ASSIGNMENT_LABELS) + 1)]
-        for human in ASSIGNMENT_LABELS:
+        cols = (*self.LABELS, UNJUDGED)
+        out = [self.headline(), "", f"exact agreement {fmt(self.exact)}, Cohen's kappa "
+               f"{fmt(self.kappa)} (3 labels), {fmt(self.kappa_strict)} ({self.STRICT})", "",
+               "| human \\ judge | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+        for human in self.LABELS:
             out.append(f"| {human} | " + " | ".join(
-                str(self.confusion.get((human, c), 0)) for c in (*ASSIGNMENT_LABELS, UNJUDGED))
-                + " |")
+                str(self.confusion.get((human, c), 0)) for c in cols) + " |")
         out += ["", "| measure | run-level tau | topic-level tau (topics) |", "|---|---:|---:|"]
         out += [f"| {m} | {fmt(self.run_tau[m])} | {fmt(self.topic_tau[m])} "
-                f"({self.topics_defined[m]}) |" for m in RANKED]
+                f"({self.topics_defined[m]}) |" for m in self.MEASURES]
         return "\n".join(out) + "\n"
+
+
+@dataclass
+class HumanAgreement(JudgeAgreement):
+    """A judge's nugget labels against NIST's assessors (module docstring)."""
+
+    LABELS = ASSIGNMENT_LABELS
+    MEASURES = RANKED
+    STRICT = "support vs the rest"
+
+    nuggets: int = 0  # nuggets both labelled
+    unjudged: int = 0  # nuggets the judge could not label
+    missing: int = 0  # answers of the sample the judge has no judgment for
+
+    def counts(self) -> dict[str, Any]:
+        return {**super().counts(), "nuggets": self.nuggets, "unjudged": self.unjudged,
+                "missing": self.missing}
+
+    def headline(self) -> str:
+        return (f"Judge against NIST's assessors: {self.answers} answers, {self.runs} runs, "
+                f"{self.topics} topics, {self.nuggets} nugget labels"
+                + (f" ({self.unjudged} unjudged by the judge, left out)" if self.unjudged
+                   else "")
+                + (f"; {self.missing} answers without a judgment, left out" if self.missing
+                   else ""))
 
 
 def fmt(x: float) -> str:

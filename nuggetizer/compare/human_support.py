@@ -23,14 +23,13 @@ left unjudged ("-1": `human_unjudged`, a hole on both sides, as castorini's RAGD
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from nuggetizer.compare.human import fmt, num, rankings
+from nuggetizer.compare.human import JudgeAgreement, rankings
 from nuggetizer.formats.nist_support import HumanSupport
 from nuggetizer.labels import SUPPORT_LABELS, UNJUDGED
 from nuggetizer.measures.agreement import cohen_kappa
@@ -43,95 +42,38 @@ JudgedPairs = Sequence[Sequence[tuple[str | None, str]]]
 
 
 @dataclass
-class SupportAgreement:
+class SupportAgreement(JudgeAgreement):
     """A judge's support labels against NIST's assessors (module docstring)."""
 
-    answers: int
-    topics: int
-    runs: int
-    confusion: dict[tuple[str, str], int]  # (human, judge) -> pairs
-    pairs: int  # pairs both labelled
-    unjudged: int  # pairs the judge could not label
-    human_unjudged: int  # pairs NIST left unjudged ("-1")
-    uncovered: int  # pairs of NIST's file the judge did not judge
-    exact: float
-    kappa: float
-    kappa_strict: float
-    run_tau: dict[str, float]
-    topic_tau: dict[str, float]
-    topics_defined: dict[str, int]
-    human_board: dict[str, dict[str, float]]  # run -> measure -> mean
-    judge_board: dict[str, dict[str, float]]
+    LABELS = SUPPORT_LABELS
+    MEASURES = RANKED
+    STRICT = "full support vs the rest"
+
+    pairs: int = 0  # pairs both labelled
+    unjudged: int = 0  # pairs the judge could not label
+    human_unjudged: int = 0  # pairs NIST left unjudged ("-1")
+    uncovered: int = 0  # pairs of NIST's file the judge did not judge
     missing: int = 0  # answers of the sample the judge has no judgment for
     unscored: int = 0  # answers with nothing labelled on one side: out of the rankings
-    spend: dict[str, Any] = field(default_factory=dict)
 
-    def confusion_tsv(self) -> str:
-        """Rows: NIST's label; columns: the judge's (and unjudged)."""
-        cols = (*SUPPORT_LABELS, UNJUDGED)
-        lines = ["human\\judge\t" + "\t".join(cols)]
-        for human in SUPPORT_LABELS:
-            lines.append(human + "\t" + "\t".join(str(self.confusion.get((human, c), 0))
-                                                  for c in cols))
-        return "\n".join(lines) + "\n"
-
-    def tau_tsv(self) -> str:
-        """`measure run_tau topic_tau topics` (topics: those whose tau is defined)."""
-        lines = ["measure\trun_tau\ttopic_tau\ttopics"]
-        for m in RANKED:
-            lines.append(f"{m}\t{fmt(self.run_tau[m])}\t{fmt(self.topic_tau[m])}\t"
-                         f"{self.topics_defined[m]}")
-        return "\n".join(lines) + "\n"
-
-    def leaderboard_tsv(self, judge: bool = False) -> str:
-        """The human (or the judge's) leaderboard over the sample, sorted by support_recall."""
-        board = self.judge_board if judge else self.human_board
-        lines = ["run_id\t" + "\t".join(RANKED)]
-        for run in sorted(board, key=lambda r: (-board[r][RANKED[0]], r)):
-            lines.append(run + "\t" + "\t".join(f"{board[run][m]:.4f}" for m in RANKED))
-        return "\n".join(lines) + "\n"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"answers": self.answers, "topics": self.topics, "runs": self.runs,
-                "pairs": self.pairs, "unjudged": self.unjudged,
+    def counts(self) -> dict[str, Any]:
+        return {**super().counts(), "pairs": self.pairs, "unjudged": self.unjudged,
                 "human_unjudged": self.human_unjudged, "uncovered": self.uncovered,
-                "missing": self.missing, "unscored": self.unscored,
-                "exact_agreement": num(self.exact), "cohen_kappa": num(self.kappa),
-                "cohen_kappa_strict": num(self.kappa_strict),
-                "confusion": {f"{h}|{j}": n for (h, j), n in sorted(self.confusion.items())},
-                "run_tau": {m: num(v) for m, v in self.run_tau.items()},
-                "topic_tau": {m: num(v) for m, v in self.topic_tau.items()},
-                "topics_with_tau": self.topics_defined, "spend": self.spend}
+                "missing": self.missing, "unscored": self.unscored}
 
-    def json(self) -> str:
-        return json.dumps(self.as_dict(), indent=2) + "\n"
-
-    def markdown(self) -> str:
-        """What the command prints."""
+    def headline(self) -> str:
         apart = [f"{n} {what}" for n, what in (
             (self.unjudged, "unjudged by the judge"),
             (self.human_unjudged, "left unjudged by the assessors"),
             (self.uncovered, "not judged under the judge's citation rule or without text"))
             if n]
-        out = [f"Judge against NIST's assessors (citation support): {self.answers} answers, "
-               f"{self.runs} runs, {self.topics} topics, {self.pairs} (sentence, citation) "
-               "labels" + (f" ({', '.join(apart)}: left out)" if apart else "")
-               + (f"; {self.missing} answers without a judgment, left out" if self.missing
-                  else "")
-               + (f"; {self.unscored} answers with nothing labelled on one side, not ranked"
-                  if self.unscored else ""),
-               "", f"exact agreement {fmt(self.exact)}, Cohen's kappa {fmt(self.kappa)} "
-               f"(3 labels), {fmt(self.kappa_strict)} (full support vs the rest)", "",
-               "| human \\ judge | " + " | ".join((*SUPPORT_LABELS, UNJUDGED)) + " |",
-               "|---|" + "---:|" * (len(SUPPORT_LABELS) + 1)]
-        for human in SUPPORT_LABELS:
-            out.append(f"| {human} | " + " | ".join(
-                str(self.confusion.get((human, c), 0)) for c in (*SUPPORT_LABELS, UNJUDGED))
-                + " |")
-        out += ["", "| measure | run-level tau | topic-level tau (topics) |", "|---|---:|---:|"]
-        out += [f"| {m} | {fmt(self.run_tau[m])} | {fmt(self.topic_tau[m])} "
-                f"({self.topics_defined[m]}) |" for m in RANKED]
-        return "\n".join(out) + "\n"
+        return (f"Judge against NIST's assessors (citation support): {self.answers} answers, "
+                f"{self.runs} runs, {self.topics} topics, {self.pairs} (sentence, citation) "
+                "labels" + (f" ({', '.join(apart)}: left out)" if apart else "")
+                + (f"; {self.missing} answers without a judgment, left out" if self.missing
+                   else "")
+                + (f"; {self.unscored} answers with nothing labelled on one side, not ranked"
+                   if self.unscored else ""))
 
 
 def _nothing(sentences: Sequence[Sequence[str]]) -> bool:

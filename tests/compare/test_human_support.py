@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
+from test_human_agreement import tau_b  # Kendall tau-b by counting pairs
 
 from nuggetizer.cli import cli
 from nuggetizer.compare.human_support import RANKED, support_agreement
@@ -138,25 +139,6 @@ def test_refuses_an_answer_given_twice_and_a_file_without_answers(tmp_path: Path
     (tmp_path / "bad.jsonl").write_text('{"topic_id": "1", "run_id": "r", "sentences": [\n')
     with pytest.raises(InputError, match="bad.jsonl:1: expected a JSON object"):
         read_nist_support([tmp_path / "bad.jsonl"])
-
-
-def tau_b(x: list[float], y: list[float]) -> float:
-    """Kendall's tau-b by counting pairs (an independent computation)."""
-    conc = disc = tx = ty = 0
-    for i in range(len(x)):
-        for j in range(i + 1, len(x)):
-            dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                tx += 1
-            elif dy == 0:
-                ty += 1
-            elif dx == dy:
-                conc += 1
-            else:
-                disc += 1
-    return (conc - disc) / np.sqrt((conc + disc + tx) * (conc + disc + ty))
 
 
 def by_hand(answer: HumanSupport, judged: list[list[tuple[str, str]]], side: str
