@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
 from nuggetizer.methods.battles import BattlesMethod
 from nuggetizer.methods.battles import table as battle_table
@@ -182,3 +184,26 @@ def test_a_battle_judged_twice_across_files_names_both_places(tmp_path):
 def test_a_file_of_blank_lines_is_an_empty_table(tmp_path):
     table = BattlesMethod().read_table([write(tmp_path / "b.jsonl", ["", "  "])])
     assert len(table) == 0 and table.runs == [] and list(table) == []
+
+
+def test_score_keeps_to_the_topics_asked_and_counts_the_rest(tmp_path):
+    """`score --only-topics` scores the chosen topics' battles only; `--topics` makes a
+    topics file the universe: battles of other topics are counted outside, and a topic of
+    the file no battle drew is a cell not drawn for every run, never a 0."""
+    path, records = journal(tmp_path, topics=4)
+    run = CliRunner()
+    only = run.invoke(cli, ["score", "--method", "battles", str(path), "--only-topics",
+                            "q1,q2", "-o", str(tmp_path / "only.tsv"), "--per-topic",
+                            str(tmp_path / "only.pt.tsv")])
+    assert only.exit_code == 0, only.output
+    topics = {line.split("\t")[1] for line in
+              (tmp_path / "only.pt.tsv").read_text().splitlines()[1:]} - {"all"}
+    assert topics == {"q1", "q2"}
+    listed = tmp_path / "topics.tsv"
+    listed.write_text("q0\tfirst\nq1\tsecond\nq9\tnever battled\n")
+    universe = run.invoke(cli, ["score", "--method", "battles", str(path), "--topics",
+                                str(listed), "-o", str(tmp_path / "all.tsv")])
+    assert universe.exit_code == 0, universe.output
+    outside = sum(r["qid"] in ("q2", "q3") for r in records)
+    assert f"{outside} outside" in universe.output
+    assert f"{len(RUNS)} (run, topic) cells not drawn" in universe.output
