@@ -44,7 +44,7 @@ def gathered(judged: Iterable[Judged], part: ReportPart | None, pages: bool = Tr
         return judged
     if isinstance(judged, JudgedTable):
         for item in judged:
-            if part.runs is None or item.run_id in part.runs:
+            if part.shows(item.run_id, item.record):
                 part.add(item.record)
                 if pages:
                     part.keep(item.record)
@@ -55,13 +55,13 @@ def gathered(judged: Iterable[Judged], part: ReportPart | None, pages: bool = Tr
 def _gathered(judged: Iterable[Judged], part: ReportPart, pages: bool) -> Iterator[Judged]:
     last = None
     for item in judged:
-        if last is not None and (part.runs is None or last.run_id in part.runs):
+        if last is not None and part.shows(last.run_id, last.record):
             part.add(last.record)
             if pages:
                 part.keep(last.record)
         yield item
         last = item
-    if last is not None and (part.runs is None or last.run_id in part.runs):
+    if last is not None and part.shows(last.run_id, last.record):
         part.add(last.record)
         if pages:
             part.keep(last.record)

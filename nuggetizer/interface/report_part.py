@@ -76,8 +76,13 @@ class ReportPart:
         # topic's nugget lines are the same strings for every run)
         self.details: dict[str, dict[str, list[str | bytes]]] = {}
 
+    def shows(self, run_id: str, record: Any) -> bool:
+        """Whether a judgment (of `run_id`, as read) belongs to the runs shown (all of them
+        when `runs` is None); the report adds only those."""
+        return self.runs is None or run_id in self.runs
+
     def add(self, record: Any) -> None:
-        """One judgment record (the report filters by run before it calls this)."""
+        """One judgment record (the report filters by run, `shows`, before it calls this)."""
         self.count += 1
 
     def detail(self, record: Any) -> Sequence[tuple[str, str, Sequence[str]]]:

@@ -80,3 +80,14 @@ def test_a_topics_page_holds_its_battles_and_each_runs_page_its_own(tmp_path: Pa
             assert line in topic
             run_page = report / "runs" / pages[run]
             assert line in run_page.read_text(encoding="utf-8")
+            # each order's verdict as the judge gave it (the scripted judge says B)
+            assert f"{html.escape(r['run_a'])} shown first: B" in run_page.read_text(
+                encoding="utf-8")
+    # --runs: the run shown has its battles on its page (a battle's id is its pair's)
+    shown = records[0]["run_a"]
+    only = tmp_path / "only"
+    done = CliRunner().invoke(cli, ["report", str(out), "-o", str(only), "--runs", shown])
+    assert done.exit_code == 0, done.output
+    text = (only / "runs" / pages[shown]).read_text(encoding="utf-8")
+    assert all(f"Battle against {html.escape(r['run_b'] if r['run_a'] == shown else r['run_a'])}"
+               in text for r in records if shown in (r["run_a"], r["run_b"]))

@@ -30,6 +30,10 @@ class BattlesPart(ReportPart):
              f"{FIGURES}:wins_png"),
     )
 
+    def shows(self, run_id: str, record: Mapping[str, Any]) -> bool:
+        """A battle is shown when either of its runs is (its id is the pair's)."""
+        return self.runs is None or record["run_a"] in self.runs or record["run_b"] in self.runs
+
     def detail(self, record: Mapping[str, Any]) -> list[tuple[str, str, list[str]]]:
         """A battle, on each of its two runs' pages: the opponent, the result for the run,
         and every order's verdict."""
