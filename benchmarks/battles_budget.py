@@ -200,7 +200,7 @@ def main() -> None:
         reached.append((uniform_reach, active_reach))
     if len(args.seeds) > 1:
         print(f"over {len(args.seeds)} seeds, tau(active) - tau(uniform) against all pairs: "
-              + "; ".join(f"{100 * b / all_pairs:g}% mean {np.mean(g):+.4f} (min {min(g):+.3f}, "
+              + "; ".join(f"{100 * b / all_pairs:.0f}% mean {np.mean(g):+.4f} (min {min(g):+.3f}, "
                           f"max {max(g):+.3f}, active ahead on {sum(x > 0 for x in g)}, behind "
                           f"on {sum(x < 0 for x in g)})" for b, g in gains.items()))
         both = [(u, a) for u, a in reached if u is not None and a is not None]

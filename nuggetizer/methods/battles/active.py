@@ -38,7 +38,7 @@ w and the gains again (theta stays: the verdicts are not known yet). Balance rul
 - a round is exactly min(budget, battles left) long (what a dry run counts).
 Deterministic given the seed, the scores and what was played (so a resumed run makes the same
 rounds); a round that finds no battle left returns none. At 83 runs x 119 topics a round of
-2,000 battles takes about 0.1 s (benchmarks/battles_budget.py).
+2,000 battles takes about 0.13 s (benchmarks/battles_budget.py).
 """
 
 from __future__ import annotations
