@@ -148,8 +148,8 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
             if not more.pairs:
                 break
             planned |= {pair_key(t) for t in more.pairs}
-            why = "the least certain pairs" if schedule == "active" else \
-                "between runs whose intervals overlap"
+            why = ("where they remove the most expected misordered pairs" if schedule == "active"
+                   else "between runs whose intervals overlap")
             click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles, {why}",
                        err=True)
             done.append(await judge(chosen, more, assessor, folder, usage=ledger))
