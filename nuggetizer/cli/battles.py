@@ -73,8 +73,8 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
 @click.option("--schedule", type=click.Choice(SCHEDULES), default="uniform", show_default=True,
               help="what the adaptive rounds play: uniform: the balanced schedule's battles "
                    "between runs whose intervals overlap (each --battles-per-topic or --budget "
-                   "at most); active: as many battles as the first round, the least certain "
-                   "pairs of the ranking first (README: Budgets)")
+                   "at most); active: as many battles as the first round, those that remove "
+                   "the most expected misordered pairs of the ranking (guide: Scores, Battles)")
 @click.option("--corpus", type=ANY, default=None,
               help="passage texts of the cited documents (--set documents=true)")
 @click.option("-o", "--output", required=True, type=FOLDER,
@@ -148,8 +148,8 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
             if not more.pairs:
                 break
             planned |= {pair_key(t) for t in more.pairs}
-            why = "the least certain pairs" if schedule == "active" else \
-                "between runs whose intervals overlap"
+            why = ("where they remove the most expected misordered pairs" if schedule == "active"
+                   else "between runs whose intervals overlap")
             click.echo(f"battles: adaptive round {len(done)}: {len(more.pairs)} battles, {why}",
                        err=True)
             done.append(await judge(chosen, more, assessor, folder, usage=ledger))

@@ -1,7 +1,8 @@
-"""The active schedule: the least certain pairs first, seeded, never a battle twice, exactly
-min(budget, battles left) a round, its balance rules; and `battles --schedule active` end to end:
-the dry run counts the real calls, a killed run resumes without repeating a battle and makes
-the same rounds, and all the rounds are one invocation in the usage."""
+"""The active schedule: neighbours in the ranking first, settled pairs never, seeded, never a
+battle twice, exactly min(budget, battles left) a round, its balance rules; and `battles
+--schedule active` end to end: the dry run counts the real calls, a killed run resumes without
+repeating a battle and makes the same rounds, and all the rounds are one invocation in the
+usage."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import astuple
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from emulated import emulator, kill_after
@@ -20,55 +23,76 @@ from methods.test_battles import FAST, baselines, battles_args, dry_calls, recor
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import ConfigError
-from nuggetizer.methods.battles.schedule import active_pairs, schedule_battles
+from nuggetizer.methods.battles.active import active_pairs, pair_gains
+from nuggetizer.methods.battles.schedule import Pairing, schedule_battles
 
 RUNS = [f"run{k:02d}" for k in range(12)]
 TOPICS = {f"q{t}": RUNS for t in range(8)}
-SCORES = {r: 100.0 * k for k, r in enumerate(RUNS)}  # neighbours 100 apart
-SD = {r: 30.0 for r in RUNS}  # neighbours: z = 100 / 42 = 2.36; the next ones 4.7: settled
+SCORES = {r: 100.0 * k for k, r in enumerate(RUNS)}  # neighbours 100 points (0.58 logit) apart
 
 
-def test_least_certain_pairs_first_and_never_a_battle_twice() -> None:
-    played = schedule_battles(TOPICS, per_topic=2, seed=1)
-    chosen = active_pairs(TOPICS, SCORES, SD, played, budget=40, seed=1)
+def places(p: Pairing) -> int:
+    """How far apart the two runs of a battle are in SCORES' ranking."""
+    return abs(RUNS.index(p.run_a) - RUNS.index(p.run_b))
+
+
+def test_neighbours_first_and_never_a_battle_twice() -> None:
+    played = schedule_battles(TOPICS, per_topic=6, seed=1)
+    chosen = active_pairs(TOPICS, SCORES, played, budget=40, seed=1)
     assert len(chosen) == 40 and len(set(chosen)) == 40
     assert not set(chosen) & set(played)
-    # only neighbours in the ranking (the only unsettled pairs) while they have battles left
-    assert all(abs(RUNS.index(p.run_a) - RUNS.index(p.run_b)) == 1 for p in chosen)
+    # neighbours in the ranking, and the next ones: farther pairs are settled
+    distance = Counter(places(p) for p in chosen)
+    assert set(distance) <= {1, 2} and distance[1] > distance[2]
     # reproducible from the seed, and the seed matters
-    assert active_pairs(TOPICS, SCORES, SD, played, budget=40, seed=1) == chosen
-    assert active_pairs(TOPICS, SCORES, SD, played, budget=40, seed=2) != chosen
+    assert active_pairs(TOPICS, SCORES, played, budget=40, seed=1) == chosen
+    assert active_pairs(TOPICS, SCORES, played, budget=40, seed=2) != chosen
+
+
+def test_settled_pairs_get_no_battle() -> None:
+    """Two groups of close runs, 2,000 points apart: every battle stays within a group."""
+    scores = {r: (0.0 if k < 6 else 2000.0) + 10.0 * k for k, r in enumerate(RUNS)}
+    played = schedule_battles(TOPICS, per_topic=6, seed=0)
+    chosen = active_pairs(TOPICS, scores, played, budget=60, seed=0)
+    assert len(chosen) == 60
+    assert all((RUNS.index(p.run_a) < 6) == (RUNS.index(p.run_b) < 6) for p in chosen)
+
+
+def test_gain_of_a_pair() -> None:
+    """Close and not yet measured well: worth more; settled: worth (almost) nothing."""
+    i, j = np.array([0, 0, 1]), np.array([1, 2, 2])
+    theta = np.array([0.0, 0.05, 4.0])  # runs 0 and 1 close, run 2 far above both
+    gain = pair_gains(theta, np.array([20.0, 20.0, 20.0]), i, j)
+    assert gain[0] > 10 * max(gain[1], gain[2])
+    fewer = pair_gains(theta, np.array([5.0, 20.0, 20.0]), i, j)
+    assert fewer[0] > gain[0]  # fewer battles so far: one more takes a larger share
 
 
 def test_exactly_min_budget_and_battles_left() -> None:
     everything = schedule_battles(TOPICS, seed=0)
     played = everything[:-15]
-    chosen = active_pairs(TOPICS, SCORES, SD, played, budget=100, seed=0)
-    assert sorted(chosen) == sorted(everything[-15:])  # the last 15, capped runs or not
-    assert active_pairs(TOPICS, SCORES, SD, everything, budget=5, seed=0) == []
+    chosen = active_pairs(TOPICS, SCORES, played, budget=100, seed=0)
+    assert sorted(chosen) == sorted(everything[-15:])  # the last 15, settled or not
+    assert active_pairs(TOPICS, SCORES, everything, budget=5, seed=0) == []
     with pytest.raises(ConfigError):
-        active_pairs(TOPICS, SCORES, SD, played, budget=0)
+        active_pairs(TOPICS, SCORES, played, budget=0)
 
 
-def test_balance_rules() -> None:
-    """Battles go to the least used topics; no run plays more than twice its share; settled
-    pairs only when the unsettled ones are spent."""
-    budget = 30
-    chosen = active_pairs(TOPICS, SCORES, SD, [], budget=budget, seed=3)
-    loads = Counter(p.qid for p in chosen)
-    assert max(loads.values()) - min(loads.values()) <= 1 and len(loads) == len(TOPICS)
-    plays = Counter(r for p in chosen for r in (p.run_a, p.run_b))
-    cap = max(2, -(-4 * budget // len(RUNS)))
-    assert max(plays.values()) <= cap
-    # the neighbours have 11 pairs x 8 topics = 88 battles: a round of 100 spends them first
-    big = active_pairs(TOPICS, SCORES, SD, [], budget=100, seed=3)
-    neighbours = [p for p in big if abs(RUNS.index(p.run_a) - RUNS.index(p.run_b)) == 1]
-    assert len(neighbours) == 88 and len(big) == 100
-    # a run with no score yet is uncertain against everyone: it plays first
-    fresh = dict(SCORES)
-    del fresh["run05"]
-    some = active_pairs(TOPICS, fresh, SD, [], budget=11, seed=0, cap=11)
-    assert all("run05" in (p.run_a, p.run_b) for p in some)
+def test_topic_balance_and_a_run_without_battles() -> None:
+    """A battle goes to the topic where its two runs have played least; a run without battles
+    (and without a score) is the most uncertain: it plays first, and most."""
+    runs = ["a", "b", "c"]
+    topics = {q: runs for q in ("q0", "q1", "q2")}
+    played = [Pairing("q0", "a", "c"), Pairing("q1", "b", "c"), Pairing("q0", "b", "c")]
+    chosen = active_pairs(topics, {"a": 1000.0, "b": 1010.0, "c": 1005.0}, played, 1)
+    assert chosen == [Pairing("q2", "a", "b")]  # a and b have played neither on q2
+    without = [p for p in schedule_battles(TOPICS, per_topic=6, seed=1)
+               if "run05" not in (p.run_a, p.run_b)]
+    fresh = {r: s for r, s in SCORES.items() if r != "run05"}
+    assert "run05" in astuple(active_pairs(TOPICS, fresh, without, budget=1)[0])
+    some = active_pairs(TOPICS, fresh, without, budget=11, seed=0)
+    plays = Counter(r for p in some for r in (p.run_a, p.run_b))
+    assert plays.most_common(1)[0][0] == "run05"
 
 
 def test_cli_dry_run_counts_and_rounds_are_one_invocation(tmp_path: Path) -> None:

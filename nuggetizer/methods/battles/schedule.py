@@ -36,30 +36,12 @@ number of topics, to the first topics in a seeded random order). Deterministic g
 the intervals and what was played; it never repeats a battle. Balance within one is not kept
 here on purpose: runs with many close rivals play more.
 
-
-Active round (`active_pairs`): after battles have been judged and fitted, the next battles go
-where the ranking is least certain. Each pair of runs that still has a topic where it has not
-met is given a priority z = |s_a - s_b| / sqrt(sd_a^2 + sd_b^2) (scores and standard errors of
-the fit; a run without a score has z 0): the smaller, the likelier the fitted order of the two
-is wrong, so neighbours in the ranking and overlapping intervals come first. Pairs are taken
-in order of z (ties by a seeded hash of the pair), each one battle, then again from the start
-until the round's `budget` is spent. Balance rules:
-- no battle is repeated: a pair meets at most once per topic, on a topic both answered;
-- each battle goes to the topic, among those left to the pair, with the fewest battles so far
-  (ties: a seeded order of the topics), so the topics are spent evenly;
-- in one round no run plays more than `cap` battles, by default twice its even share
-  (max(2, ceil(4 * budget / runs))), so runs with many close rivals cannot take the round;
-  the cap is lifted only when every battle left is a capped run's, so a round is exactly
-  min(budget, battles left) long (what a dry run counts).
-Deterministic given the seed, the fit and what was played; a round that finds no battle left
-returns none. Pairs whose order is settled (z above `settled`, 2.5 by default: the fitted
-order is wrong with probability under 1%) are taken only when no other pair has a battle left.
+The active schedule (`active_pairs`, methods/battles/active.py) chooses its rounds from the fit
+of the battles judged before; it returns `Pairing`s too.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -199,73 +181,3 @@ def adaptive_pairs(runs: Mapping[str, Sequence[str]],
     random.Random(f"{seed}:adaptive").shuffle(order)
     return _take(sequences, per_topic, budget, order)
 
-
-def _seeded(seed: int, *parts: str) -> int:
-    """A stable seeded hash, for ties."""
-    text = "\x1f".join((str(seed), *parts)).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
-
-
-def active_pairs(runs: Mapping[str, Sequence[str]], scores: Mapping[str, float],
-                 sd: Mapping[str, float], played: Iterable[Pairing], budget: int,
-                 seed: int = 0, cap: int | None = None,
-                 settled: float = 2.5) -> list[Pairing]:
-    """The next `budget` battles where the ranking is least certain (module docstring):
-    `runs` maps each topic to the runs that answered it, `scores` and `sd` are the fit's
-    (any scale, the same for both), `played` the battles judged so far."""
-    if budget < 1:
-        raise ConfigError(f"an active round needs a budget of at least 1, not {budget}")
-    done = {(p.qid, p.run_a, p.run_b) for p in played}
-    load = {qid: 0 for qid in runs}
-    for qid, _, _ in done:
-        if qid in load:
-            load[qid] += 1
-    names = sorted({r for ids in runs.values() for r in ids})
-    if cap is None:
-        cap = max(2, math.ceil(4 * budget / max(len(names), 1)))
-    # the topics each pair may still meet on, in the seeded order
-    open_topics: dict[tuple[str, str], list[str]] = {}
-    for qid in sorted(runs, key=lambda q: _seeded(seed, "topic", q)):
-        ids = sorted(set(runs[qid]))
-        for i, a in enumerate(ids):
-            for b in ids[i + 1:]:
-                if (qid, a, b) not in done:
-                    open_topics.setdefault((a, b), []).append(qid)
-
-    def priority(pair: tuple[str, str]) -> tuple[float, int]:
-        a, b = pair
-        if a not in scores or b not in scores:
-            return 0.0, _seeded(seed, "pair", a, b)
-        spread = math.hypot(sd.get(a, 0.0), sd.get(b, 0.0))
-        gap = abs(scores[a] - scores[b])
-        z = gap / spread if spread > 0 else (math.inf if gap > 0 else 0.0)
-        return z, _seeded(seed, "pair", a, b)
-
-    ranked = sorted(open_topics, key=priority)
-    z = {pair: priority(pair)[0] for pair in ranked}
-    order = [p for p in ranked if z[p] <= settled] or ranked
-    plays = {run: 0 for run in names}
-    chosen: list[Pairing] = []
-    while len(chosen) < budget:
-        took = False
-        for a, b in order:
-            if len(chosen) >= budget:
-                break
-            topics = open_topics[a, b]
-            if not topics or plays[a] >= cap or plays[b] >= cap:
-                continue
-            k = min(range(len(topics)), key=lambda n: (load[topics[n]], n))
-            qid = topics.pop(k)
-            load[qid] += 1
-            plays[a] += 1
-            plays[b] += 1
-            chosen.append(Pairing(qid, a, b))
-            took = True
-        if not took:
-            if len(order) < len(ranked):
-                order = ranked  # the unsettled pairs are spent: the settled ones next
-            elif cap < budget * 2:
-                cap = budget * 2  # only capped runs' battles are left: lift the cap
-            else:
-                break
-    return sorted(chosen)

@@ -22,12 +22,7 @@ from nuggetizer.interface.base import AnswerKeyMethod, Target
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.methods.battles.measures import verdicts
 from nuggetizer.methods.battles.records import BATTLES_FILE, BattleJudgment, battle_key
-from nuggetizer.methods.battles.schedule import (
-    Pairing,
-    active_pairs,
-    adaptive_pairs,
-    schedule_battles,
-)
+from nuggetizer.methods.battles.schedule import Pairing, adaptive_pairs, schedule_battles
 from nuggetizer.run.progress import Summary
 from nuggetizer.run.provenance import same_identity
 from nuggetizer.run.resume import ResumableOutput
@@ -35,7 +30,6 @@ from nuggetizer.run.steps import _stamp, run_journalled
 from nuggetizer.run.usage import UsageLedger, added
 
 SCHEDULES = ("uniform", "active")
-Z95_LEVEL, Z95 = 0.95, 1.959963984540054  # the interval's level and its normal quantile
 
 
 @dataclass
@@ -188,13 +182,13 @@ def adaptive_plan(method: AnswerKeyMethod, plan: Plan, targets: Mapping[str, Map
     """A further round fitted on the `judged` battles (those of the rounds before): under the
     uniform schedule (schedule.py `adaptive_pairs`), battles not played yet between runs whose
     bootstrap intervals overlap, `per_topic` or `budget`; under the active one
-    (`active_pairs`), as many battles as the first round, where the ranking is least certain
-    (the half-rule fit and its topic-clustered sandwich standard errors)."""
+    (methods/battles/active.py), as many battles as the first round, those that remove the
+    most expected discordant pairs of the half-rule fit's ranking."""
     from nuggetizer.measures.bradley_terry import (  # numpy: when it fits
         bootstrap_intervals,
         fit_model,
-        sandwich_intervals,
     )
+    from nuggetizer.methods.battles.active import active_pairs  # numpy and scipy too
 
     if schedule not in SCHEDULES:
         raise ConfigError(f"the battle schedule is one of {', '.join(SCHEDULES)}, not "
@@ -208,14 +202,8 @@ def adaptive_plan(method: AnswerKeyMethod, plan: Plan, targets: Mapping[str, Map
     runs = {q: sorted(ids) for q, ids in runs.items() if len(ids) >= 2}
     played = [Pairing(str(r["qid"]), r["run_a"], r["run_b"]) for r in judged]
     if schedule == "active":
-        scores: dict[str, float] = {}
-        sd: dict[str, float] = {}
-        if found:
-            scores = fit_model(found).scores
-            for run, (low, high) in sandwich_intervals(found, level=Z95_LEVEL,
-                                                       cluster="topic").items():
-                sd[run] = (high - low) / (2 * Z95)
-        pairings = active_pairs(runs, scores, sd, played, len(plan.pairs), seed=seed)
+        scores = fit_model(found).scores if found else {}
+        pairings = active_pairs(runs, scores, played, len(plan.pairs), seed=seed)
     else:
         intervals = bootstrap_intervals(found, ties=cfg.ties, rounds=max(1, cfg.rounds),
                                         seed=cfg.seed, level=cfg.level) if found else {}
