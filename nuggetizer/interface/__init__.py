@@ -1,5 +1,6 @@
 """The method interface: what every answer-key method implements (base), declares (declare),
-adds to the report (report_part); the registry of methods and their descriptions."""
+adds to the report (report_part), reads as one table when it is scored per run (table); the
+registry of methods and their descriptions."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ if TYPE_CHECKING:
         register,
     )
     from nuggetizer.interface.report_part import ReportPart
+    from nuggetizer.interface.table import JudgedTable, Twice
 
 
 __getattr__ = lazy_face(__name__)
 
 
 __all__ = [
-    "AnswerKeyMethod", "Judged", "KeyInput", "Outcome", "REGISTRY", "ReportPart", "Target",
-    "make_method", "method_class", "method_holding", "method_names", "register", "setting",
-    "settings_of",
+    "AnswerKeyMethod", "Judged", "JudgedTable", "KeyInput", "Outcome", "REGISTRY", "ReportPart",
+    "Target", "Twice", "make_method", "method_class", "method_holding", "method_names",
+    "register", "setting", "settings_of",
 ]
