@@ -134,7 +134,7 @@ class BattleCounts:
         return np.asarray(self.by_topic.T @ weights).reshape(-1, 3)
 
 
-def _newton(objective: Objective, x: np.ndarray, tol: float = 1e-9,
+def newton(objective: Objective, x: np.ndarray, tol: float = 1e-9,
             max_iter: int = 500) -> tuple[np.ndarray, int]:
     """Minimise a smooth strictly convex objective by Newton's method with step halving (a
     step is taken when the objective falls enough, or rises by no more than its rounding:
@@ -234,7 +234,7 @@ def _solve(counts: BattleCounts, totals: np.ndarray, ties: str,
         kappa = math.log(min(max(2 * share / max(1 - share, 1e-6), 1e-6), 1e6))
         objective = _davidson_objective(n, counts.i, counts.j, won, lost, tied)
         x0 = np.append(np.zeros(n) if start is None else start[:n], kappa)
-    x, iterations = _newton(objective, x0)
+    x, iterations = newton(objective, x0)
     theta = np.where(played > 0, x[:n], np.nan)
     theta -= np.nanmean(theta) if np.any(played > 0) else 0.0
     return theta, (math.exp(x[n]) if ties == "davidson" else None), iterations

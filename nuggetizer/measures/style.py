@@ -109,7 +109,13 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
     steps), else 0."""
     import numpy as np
 
-    from nuggetizer.measures.bradley_terry import ARENA_HESSIAN_REG, CENTRE, RIDGE, SCALE
+    from nuggetizer.measures.bradley_terry import (
+        ARENA_HESSIAN_REG,
+        CENTRE,
+        RIDGE,
+        SCALE,
+        newton,
+    )
 
     n, k = len(runs), x.shape[1]
     xt = np.ascontiguousarray(x.T)  # a feature's values side by side: 2-3 times faster sums
@@ -127,22 +133,11 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
         grad[n:] = xt @ r
         return f, grad + RIDGE * w, r, p
 
-    f, grad, _, p = parts(params)
-    iterations = 0
-    for iterations in range(1, max_iter + 1):  # noqa: B007 (the count is reported)
-        hess = _blocks(n, a, b, xt, p * (1 - p)) + RIDGE * np.eye(n + k)
-        step = np.linalg.solve(hess, grad)
-        t = 1.0
-        while True:
-            trial = params - t * step
-            ft, gt, _, pt = parts(trial)
-            # enough of a fall, or a rise within rounding (measures/bradley_terry.py _newton)
-            if ft <= f - 1e-4 * t * float(grad @ step) + 1e-13 * abs(f) or t < 1e-12:
-                break
-            t /= 2
-        params, f, grad, p = trial, ft, gt, pt
-        if float(np.max(np.abs(t * step), initial=0.0)) < tol:
-            break
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        f, grad, _, p = parts(w)
+        return f, grad, _blocks(n, a, b, xt, p * (1 - p)) + RIDGE * np.eye(n + k)
+
+    params, iterations = newton(objective, params, tol=tol, max_iter=max_iter)
     _, _, r, p = parts(params)
     hess = _blocks(n, a, b, xt, p * (1 - p)) + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)
     inverse = np.linalg.inv(hess)
