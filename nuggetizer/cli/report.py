@@ -44,10 +44,7 @@ def gathered(judged: Iterable[Judged], part: ReportPart | None, pages: bool = Tr
         return judged
     if isinstance(judged, JudgedTable):
         for item in judged:
-            if part.shows(item.run_id, item.record):
-                part.add(item.record)
-                if pages:
-                    part.keep(item.record)
+            _show(part, item, pages)
         return judged
     return _gathered(judged, part, pages)
 
@@ -55,16 +52,20 @@ def gathered(judged: Iterable[Judged], part: ReportPart | None, pages: bool = Tr
 def _gathered(judged: Iterable[Judged], part: ReportPart, pages: bool) -> Iterator[Judged]:
     last = None
     for item in judged:
-        if last is not None and part.shows(last.run_id, last.record):
-            part.add(last.record)
-            if pages:
-                part.keep(last.record)
+        if last is not None:
+            _show(part, last, pages)
         yield item
         last = item
-    if last is not None and part.shows(last.run_id, last.record):
-        part.add(last.record)
+    if last is not None:
+        _show(part, last, pages)
+
+
+def _show(part: ReportPart, item: Judged, pages: bool) -> None:
+    """A judgment added to the part when its run is shown (kept for the pages when `pages`)."""
+    if part.shows(item.run_id, item.record):
+        part.add(item.record)
         if pages:
-            part.keep(last.record)
+            part.keep(item.record)
 
 
 def measure_names(method: AnswerKeyMethod) -> str:

@@ -8,13 +8,12 @@ covariates' coefficients (the extra table `style`)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from nuggetizer.interface.base import RunScores
 from nuggetizer.measures.base import Measure
-from nuggetizer.measures.verdicts import TwoOrders, Verdict, win_matrix
+from nuggetizer.measures.verdicts import TwoOrders, Verdict
 from nuggetizer.methods.battles.table import BattleTable
 
 ELO = "Elo-like (mean 1000)"
@@ -69,40 +68,6 @@ def verdicts(records: Iterable[Mapping[str, Any]]) -> list[Verdict]:
     """The battles with a result as Bradley-Terry verdicts."""
     return [Verdict(r["qid"], r["run_a"], r["run_b"], r["result"]) for r in records
             if r["result"] in ("a", "b", "tie")]
-
-
-def win_rates(found: Sequence[Verdict]) -> dict[str, float]:
-    """Each run's share of its battles won, a tie half."""
-    points: dict[str, float] = {}
-    played: Counter[str] = Counter()
-    for v in found:
-        for run in (v.run_a, v.run_b):
-            points.setdefault(run, 0.0)
-            points[run] += v.score(run)
-            played[run] += 1
-    return {run: points[run] / played[run] for run in played}
-
-
-def matrix_tsv(found: Sequence[Verdict], runs: Sequence[str]) -> str:
-    """The win/tie/loss matrix: one row per ordered pair of runs that met, `run opponent wins
-    ties losses win_rate` (the row's run's results)."""
-    matrix = win_matrix(found)
-    lines = ["run_id\topponent\twins\tties\tlosses\twin_rate"]
-    for run in runs:
-        for other in runs:
-            if run == other:
-                continue
-            if (run, other) in matrix:
-                wins, ties, losses = matrix[(run, other)]
-            elif (other, run) in matrix:
-                losses, ties, wins = matrix[(other, run)]
-            else:
-                continue
-            total = wins + ties + losses
-            if total:
-                lines.append(f"{run}\t{other}\t{wins}\t{ties}\t{losses}\t"
-                             f"{(wins + ties / 2) / total:.4f}")
-    return "\n".join(lines) + "\n"
 
 
 def style_table(cols: BattleTable, level: float, start: Mapping[str, float] | None = None
