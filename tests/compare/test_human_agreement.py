@@ -9,6 +9,7 @@ import random
 from collections import Counter
 from pathlib import Path
 from statistics import fmean
+from typing import Any
 
 import numpy as np
 import pytest
@@ -91,6 +92,20 @@ def tau_b(x: list[float], y: list[float]) -> float:
     return (conc - disc) / np.sqrt((conc + disc + tx) * (conc + disc + ty))
 
 
+def assert_labels_agree(result: Any, labelled: list[tuple[str, str]], labels: tuple[str, ...]
+                        ) -> None:
+    """The confusion matrix, exact agreement and both kappas of `result` equal sklearn's over
+    the (human, judge) labels both gave (the strict kappa: the first label against the rest)."""
+    human, judge = [h for h, _ in labelled], [j for _, j in labelled]
+    matrix = confusion_matrix(human, judge, labels=list(labels))
+    assert all(result.confusion.get((h, j), 0) == matrix[x, y]
+               for x, h in enumerate(labels) for y, j in enumerate(labels))
+    assert result.exact == pytest.approx(np.trace(matrix) / matrix.sum())
+    assert result.kappa == pytest.approx(cohen_kappa_score(human, judge))
+    assert result.kappa_strict == pytest.approx(cohen_kappa_score(
+        [h == labels[0] for h in human], [j == labels[0] for j in judge]))
+
+
 def v_strict(importance: tuple[str, ...], labels: list[str]) -> float:
     """V_strict of one answer; an unjudged label is out of both sums (never not_support)."""
     vital = [lab for i, lab in zip(importance, labels) if i == "vital" and lab != "unjudged"]
@@ -115,14 +130,7 @@ def test_agreement_on_a_simulated_judge_equals_an_independent_computation(
              for h, j in zip(a.labels, judged[a.run_id, a.qid])]
     kept = [(h, j) for h, j in pairs if j != "unjudged"]
     assert result.missing == 1 and result.unjudged == 1 and result.nuggets == len(kept)
-    human, judge = [h for h, _ in kept], [j for _, j in kept]
-    matrix = confusion_matrix(human, judge, labels=list(LABELS))
-    assert all(result.confusion.get((h, j), 0) == matrix[x, y]
-               for x, h in enumerate(LABELS) for y, j in enumerate(LABELS))
-    assert result.exact == pytest.approx(np.trace(matrix) / matrix.sum())
-    assert result.kappa == pytest.approx(cohen_kappa_score(human, judge))
-    assert result.kappa_strict == pytest.approx(cohen_kappa_score(
-        [h == "support" for h in human], [j == "support" for j in judge]))
+    assert_labels_agree(result, kept, LABELS)
 
     scored = [a for a in answers if (a.run_id, a.qid) in judged]
     runs = sorted({a.run_id for a in scored})

@@ -14,8 +14,7 @@ from statistics import fmean
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from sklearn.metrics import cohen_kappa_score, confusion_matrix
-from test_human_agreement import tau_b  # Kendall tau-b by counting pairs
+from test_human_agreement import assert_labels_agree, tau_b
 
 from nuggetizer.cli import cli
 from nuggetizer.compare.human_support import RANKED, support_agreement
@@ -197,14 +196,7 @@ def test_agreement_on_a_simulated_judge_equals_an_independent_computation(
     assert result.human_unjudged == sum(h is None for h, _ in compared)
     assert result.unjudged == sum(h is not None and j == "unjudged" for h, j in compared)
     assert result.uncovered == sum(len(c) - 1 for a in kept for c in a.citations if c) > 0
-    human, judge = [h for h, _ in labelled], [j for _, j in labelled]
-    matrix = confusion_matrix(human, judge, labels=list(LABELS))
-    assert all(result.confusion.get((h, j), 0) == matrix[x, y]
-               for x, h in enumerate(LABELS) for y, j in enumerate(LABELS))
-    assert result.exact == pytest.approx(np.trace(matrix) / matrix.sum())
-    assert result.kappa == pytest.approx(cohen_kappa_score(human, judge))
-    assert result.kappa_strict == pytest.approx(cohen_kappa_score(
-        [h == "full_support" for h in human], [j == "full_support" for j in judge]))
+    assert_labels_agree(result, labelled, LABELS)
 
     scores = {}
     for a in kept:
