@@ -17,7 +17,7 @@ from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
 from nuggetizer.methods.battles import BattlesMethod
 from nuggetizer.methods.battles import table as battle_table
-from nuggetizer.scoring import read_judged
+from nuggetizer.scoring import read_judged, score_judged
 
 RUNS = ["alpha", "beta", "gamma", "delta"]
 VERDICTS = ["A", "B", "tie", "unjudged"]
@@ -207,3 +207,8 @@ def test_score_keeps_to_the_topics_asked_and_counts_the_rest(tmp_path):
     outside = sum(r["qid"] in ("q2", "q3") for r in records)
     assert f"{outside} outside" in universe.output
     assert f"{len(RUNS)} (run, topic) cells not drawn" in universe.output
+
+
+def test_no_battles_given_one_by_one_is_an_empty_score_table():
+    table = score_judged(BattlesMethod(), [])
+    assert table.means == {} and table.per_topic == {} and not table.judged_nothing

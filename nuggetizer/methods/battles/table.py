@@ -225,11 +225,12 @@ def read_table(paths: Sequence[Path], full: FullCheck) -> BattleTable:
 
 def table_of(records: Sequence[tuple[dict[str, Any], Path, int]]) -> BattleTable:
     """Checked battle records (the full reader's, with where they were read) as one table."""
-    paths = list(dict.fromkeys(path for _, path, _ in records))
+    index = {path: k for k, path in enumerate(dict.fromkeys(p for _, p, _ in records))}
+    paths = list(index)
     reader = _Reader(lambda obj, path, line: obj)
     block = _Block()
     for record, path, line in records:
-        block.add(_normalized(record), paths.index(path), line)
+        block.add(_normalized(record), index[path], line)
     reader.accept(block, paths)
     return reader.table(paths)
 
@@ -351,7 +352,7 @@ class _Reader:
     def accept(self, block: _Block, paths: Sequence[Path]) -> None:
         """Keep a block of records the full reader checked (an error for one it should have
         refused)."""
-        bad = self.checked(block)
+        bad = self.checked(block) if len(block) else None
         if bad is not None:
             _, file, number = block.line_of(int(bad[0]))
             raise InputError(paths[file], number, "battle not understood: its orders must show "
