@@ -5,6 +5,9 @@ Every state-changing request is a POST carrying the session's CSRF token (a form
 field, or the `X-CSRF-Token` header of the script's saves); an assessor reaches only the items
 assigned to them (any other is 404, as if it did not exist); the organizer's pages are the
 organizer's alone. Items are named by an opaque random ref, so a URL says nothing about a run.
+
+The event loop only reads request bodies: password hashing and database work run in the
+thread pool, so one slow login or one save waiting for the database never stalls the others.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 import io
 import secrets
 import tempfile
+import threading
 import zipfile
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
 
 from nuggetizer.errors import ConfigError
 from nuggetizer.workbench import pages
@@ -71,6 +77,10 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     """The workbench's routes under `prefix` (the base of every link it writes)."""
     router = APIRouter(prefix=prefix)
     base = prefix
+    # SQLite ignores SELECT ... FOR UPDATE: one save at a time keeps a judgment's
+    # read-modify-write whole (SQLite has one writer anyway); PostgreSQL locks the row
+    sqlite = factory.kw["bind"].dialect.name == "sqlite"
+    one_writer = threading.Lock() if sqlite else nullcontext()
 
     def db() -> Iterator[Session]:
         with factory() as session:
@@ -140,10 +150,14 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     @router.post("/login")
     async def login_post(request: Request, session: Session = Depends(db)) -> Response:
         form = await pre_checked(request)
-        account = session.scalar(select(Account).where(Account.name == str(form.get("name"))))
-        if not check_password(account, str(form.get("password", ""))) or account is None:
-            return login_page(request, "wrong name or password", status=401)
-        return logged_in(session, account)
+
+        def checked() -> Response:
+            account = session.scalar(select(Account).where(
+                Account.name == str(form.get("name"))))
+            if not check_password(account, str(form.get("password", ""))) or account is None:
+                return login_page(request, "wrong name or password", status=401)
+            return logged_in(session, account)
+        return await run_in_threadpool(checked)
 
     @router.get("/invite/{token}", response_class=HTMLResponse)
     def invite_get(request: Request, token: str) -> HTMLResponse:
@@ -153,20 +167,26 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     async def invite_post(request: Request, token: str, session: Session = Depends(db)
                           ) -> Response:
         form = await pre_checked(request)
-        try:
-            account = accept_invite(session, token, str(form.get("password", "")))
-        except ConfigError as exc:
-            return login_page(request, str(exc), invite=token, status=400)
-        if account is None:
-            return login_page(request, "this invitation is spent or unknown", status=404)
-        return logged_in(session, account)
+
+        def accepted() -> Response:
+            try:
+                account = accept_invite(session, token, str(form.get("password", "")))
+            except ConfigError as exc:
+                return login_page(request, str(exc), invite=token, status=400)
+            if account is None:
+                return login_page(request, "this invitation is spent or unknown", status=404)
+            return logged_in(session, account)
+        return await run_in_threadpool(accepted)
 
     @router.post("/logout")
     async def logout(request: Request, session: Session = Depends(db)) -> Response:
-        _, login = need(request, session)
+        _, login = await run_in_threadpool(need, request, session)
         await form_csrf(request, login)
-        session.delete(login)
-        session.commit()
+
+        def ended() -> None:
+            session.delete(login)
+            session.commit()
+        await run_in_threadpool(ended)
         response = RedirectResponse(f"{base}/login", status_code=303)
         response.delete_cookie(COOKIE)
         return response
@@ -256,6 +276,11 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
             why = check_value(item.task, item.shown, key, label)
             if why:
                 raise HTTPException(422, why)
+        with one_writer:
+            return _stored(session, account, item, changes, seconds)
+
+    def _stored(session: Session, account: Account, item: Item, changes: dict[str, Any],
+                seconds: float | None) -> bool:
         for attempt in range(3):
             try:
                 j = session.scalar(select(Judgment).where(
@@ -283,10 +308,12 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     @router.post("/api/item/{ref}")
     async def save_api(ref: str, request: Request, session: Session = Depends(db)
                        ) -> JSONResponse:
-        account, login = need(request, session)
-        if not same(request.headers.get("x-csrf-token", ""), login.csrf):
-            raise HTTPException(403, "missing or wrong CSRF token")
-        item = mine(session, account, ref)
+        def allowed() -> tuple[Account, Item]:
+            account, login = need(request, session)
+            if not same(request.headers.get("x-csrf-token", ""), login.csrf):
+                raise HTTPException(403, "missing or wrong CSRF token")
+            return account, mine(session, account, ref)
+        account, item = await run_in_threadpool(allowed)
         try:
             body = await request.json()
         except ValueError:
@@ -294,18 +321,19 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
         if not isinstance(body, dict) or not isinstance(body.get("key"), str):
             raise HTTPException(400, 'send {"key": ..., "value": ..., "seconds": ...}')
         seconds = body.get("seconds")
-        done = store(session, account, item, {body["key"]: body.get("value")},
-                     seconds if isinstance(seconds, int | float) else None)
+        done = await run_in_threadpool(store, session, account, item,
+                                       {body["key"]: body.get("value")},
+                                       seconds if isinstance(seconds, int | float) else None)
         return JSONResponse({"saved": True, "done": done}, headers=HEADERS)
 
     @router.post("/item/{ref}")
     async def save_form(ref: str, request: Request, session: Session = Depends(db)
                         ) -> Response:
-        account, login = need(request, session)
+        account, login = await run_in_threadpool(need, request, session)
         form = await form_csrf(request, login)
-        item = mine(session, account, ref)
+        item = await run_in_threadpool(mine, session, account, ref)
         changes = {k: v for k, v in form.items() if isinstance(v, str) and v != ""}
-        store(session, account, item, changes, None)
+        await run_in_threadpool(store, session, account, item, changes, None)
         return RedirectResponse(f"{base}/item/{item.ref}", status_code=303)
 
     @router.get("/project/{pid}", response_class=HTMLResponse)

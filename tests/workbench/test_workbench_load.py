@@ -49,9 +49,17 @@ def test_twenty_assessors_save_for_a_minute(tmp_path: Path) -> None:
         db.commit()
     latencies: list[float] = []
     acked: dict[tuple[str, str, str], str] = {}
+    failures: list[str] = []
     lock = threading.Lock()
     with serving(database, tmp_path / "server.log") as server:
         def work(k: int) -> None:
+            try:
+                saving(k)
+            except BaseException as exc:  # noqa: BLE001 - a thread's failure fails the test
+                with lock:
+                    failures.append(f"load{k}: {type(exc).__name__}: {exc}")
+
+        def saving(k: int) -> None:
             client, csrf = login(server.url, f"load{k}")
             mine = [(i["ref"], client.get(f"/api/item/{i['ref']}").json()["shown"])
                     for i in client.get("/api/items").json()
@@ -76,6 +84,8 @@ def test_twenty_assessors_save_for_a_minute(tmp_path: Path) -> None:
             t.start()
         for t in threads:
             t.join()
+        log = (tmp_path / "server.log").read_text(errors="replace")
+    assert not failures, "\n".join(failures) + "\n" + log[-3000:]
     with factory() as db:
         names = {a.id: a.name for a in db.scalars(select(Account))}
         refs = {i.id: i.ref for i in db.scalars(select(Item))}
