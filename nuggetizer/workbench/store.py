@@ -149,8 +149,11 @@ def make_engine(target: str, sync: str = "normal") -> Engine:
     if sync not in SYNC:
         raise ValueError(f"sync must be {' or '.join(SYNC)}")
     url = database_url(target)
+    # more connections than the server's 40 worker threads: a request waiting for a connection
+    # holds a worker, and a finished request gives its connection back on a worker
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               pool_size=5, max_overflow=60)
 
         @event.listens_for(engine, "connect")
         def _pragmas(connection: Any, _record: Any) -> None:
@@ -160,7 +163,7 @@ def make_engine(target: str, sync: str = "normal") -> Engine:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.close()
     else:
-        engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+        engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True)
     Base.metadata.create_all(engine)
     return engine
 

@@ -31,7 +31,8 @@ def test_a_small_pool_never_stalls_the_server(tmp_path: Path,
     real = sqlalchemy.create_engine
 
     def small(url: str, **kw: Any) -> sqlalchemy.Engine:
-        return real(url, pool_size=1, max_overflow=1, pool_timeout=POOL_TIMEOUT, **kw)
+        return real(url, **{**kw, "pool_size": 1, "max_overflow": 1,
+                            "pool_timeout": POOL_TIMEOUT})
     monkeypatch.setattr(store, "create_engine", small)
     database = str(tmp_path / "wb.sqlite")
     populate(database, tmp_path, double=0.0)
