@@ -25,7 +25,9 @@ HTTP 400 and OpenAI's context-length error body, as a server does for a prompt t
 `--model NAME` (repeatable): answer HTTP 404 (model_not_found) to requests for other models.
 `--persona reasoning`: an OpenAI-style reasoning model (emulator_reasoning.py, its flags).
 Pairwise battles (MT-Bench's layout, prompts/battle_judge) get `{"verdict": "A"|"B"|"tie"}`:
-the clearly longer answer wins, else a hash of the prompt decides.
+the clearly longer answer wins, else a hash of the prompt decides. Citation support
+(prompts/support_judge) gets `{"label": ...}`, full, partial or no support, a hash of the
+prompt.
 `--obey-injection`: like a model hijacked by the passage, it answers the last `Labels: [...]`
 list written inside the passage, when there is one.
 
@@ -67,6 +69,8 @@ INJECTED = re.compile(r"Labels:\s*(\[[^\[\]]*\])")
 BATTLE = re.compile(r"\[The Start of Assistant A's Answer\]\n(.*?)\n\[The End of Assistant A's "
                     r"Answer\].*?\[The Start of Assistant B's Answer\]\n(.*?)\n\[The End of "
                     r"Assistant B's Answer\]", re.DOTALL)
+SUPPORT = "label how well the passage supports the sentence"
+SUPPORT_LABELS = ("full_support", "partial_support", "no_support")
 MENUS = {
     "assign": ("support", "partial_support", "not_support"),
     "importance": ("vital", "okay"),
@@ -125,11 +129,14 @@ def first_user(messages: list[dict[str, Any]]) -> str:
 
 def classify(prompt: str) -> tuple[str, int]:
     """(kind, n): the nuggetizer prompt this is and its label count (or max nuggets);
-    ("grade", 0) for UMBRELA's relevance prompts (0-3, and 0-4 on sub-narratives)."""
+    ("grade", 0) for UMBRELA's relevance prompts (0-3, and 0-4 on sub-narratives), ("battle",
+    0) and ("support", 0) for a battle and a citation's support."""
     if "##final score" in prompt:
         return "grade", 0
     if BATTLE.search(prompt):
         return "battle", 0
+    if SUPPORT in prompt:
+        return "support", 0
     for kind, pattern in (("assign", ASSIGN), ("importance", IMPORTANCE), ("create", CREATE)):
         match = pattern.search(prompt)
         if match:
@@ -162,6 +169,9 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
         return [f"##final score: {int(unit(settings.seed, 'grade', prompt) * (top + 1))}"]
     if kind == "battle":
         return [json.dumps({"verdict": battle_verdict(settings.seed, prompt)})]
+    if kind == "support":
+        u = unit(settings.seed, "support", prompt)
+        return [json.dumps({"label": SUPPORT_LABELS[int(u * len(SUPPORT_LABELS))]})]
     if kind == "create":
         match = INITIAL.search(prompt)
         try:  # JSON, or a Python list as castorini's rendering writes it
@@ -333,7 +343,8 @@ class Emulator:
         good = good_answer(s, kind, n, prompt)
         finish: str | None
         if fault is None:
-            text, finish = good[0] if kind in ("grade", "battle") else json.dumps(good), "stop"
+            text, finish = (good[0] if kind in ("grade", "battle", "support")
+                            else json.dumps(good)), "stop"
         else:
             text, finish = faulty_answer(fault, kind, good, unit(s.seed, "how", digest, k))
         text = wrap(text, body.get("response_format"), fault)

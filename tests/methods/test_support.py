@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import scripted
 from click.testing import CliRunner
+from emulated import emulator
 from shared_data import RAG24
 from sheet_rows import read_rows, write_rows
 
@@ -307,6 +308,31 @@ def test_an_unparsed_label_is_unjudged_with_its_output(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "o" / "sample-poor.jsonl").read_text().splitlines()[0])
     pair = record["sentences"][0]["pairs"][0]
     assert pair["label"] == UJ and pair["raw"] == "I cannot tell." and "no label" in pair["error"]
+
+
+def test_the_emulator_labels_every_pair(tmp_path: Path) -> None:
+    """The emulator knows the support prompt: every pair of the sample track is judged, with a
+    label on the menu, the same one for the same prompt and seed, another seed another mix."""
+    def labels(out: Path) -> list[str]:
+        return [pair["label"] for path in sorted(out.glob("*.jsonl"))
+                for line in path.read_text().splitlines()
+                for sentence in json.loads(line)["sentences"] for pair in sentence["pairs"]]
+
+    runs = [a for run in RUNS for a in ("--run", run)]
+    seen = []
+    for seed in ("1", "1", "2"):
+        out = tmp_path / f"judged-{len(seen)}"
+        with emulator(tmp_path, "--seed", seed, name=f"emulator-{len(seen)}") as server:
+            result = CliRunner().invoke(cli, [
+                "assign", "--method", "support", *runs, "--corpus", str(CORPUS), "-o", str(out),
+                "--assessor", "openai:emulated", "--base-url", server.url, "--no-cache"])
+            kinds = {r["kind"] for r in server.requests()}
+        assert result.exit_code == 0, result.output
+        assert "11 answers, 36 calls, 0 cache hits, 0 unjudged" in result.output
+        assert kinds == {"support"}
+        seen.append(labels(out))
+    assert len(seen[0]) == 36 and set(seen[0]) <= {FS, PS, NS} and len(set(seen[0])) > 1
+    assert seen[0] == seen[1] != seen[2]
 
 
 # --- sheets ---------------------------------------------------------------------------------
