@@ -13,11 +13,12 @@ thread pool, so one slow login or one save waiting for the database never stalls
 from __future__ import annotations
 
 import io
+import json
 import secrets
 import tempfile
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,10 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     sqlite = factory.kw["bind"].dialect.name == "sqlite"
     one_writer = threading.Lock() if sqlite else nullcontext()
 
-    def db() -> Iterator[Session]:
+    async def db() -> AsyncIterator[Session]:
+        # made and closed on the event loop, not in a worker: a session takes its connection
+        # only when a worker first queries, and closing it (a rollback at most) gives that
+        # connection back at once, never waiting for a free worker
         with factory() as session:
             yield session
 
@@ -308,22 +312,23 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
     @router.post("/api/item/{ref}")
     async def save_api(ref: str, request: Request, session: Session = Depends(db)
                        ) -> JSONResponse:
-        def allowed() -> tuple[Account, Item]:
+        raw = await request.body()
+
+        def saved() -> bool:  # the checks in their order: who, the token, the item, the body
             account, login = need(request, session)
             if not same(request.headers.get("x-csrf-token", ""), login.csrf):
                 raise HTTPException(403, "missing or wrong CSRF token")
-            return account, mine(session, account, ref)
-        account, item = await run_in_threadpool(allowed)
-        try:
-            body = await request.json()
-        except ValueError:
-            raise HTTPException(400, "the body is not JSON") from None
-        if not isinstance(body, dict) or not isinstance(body.get("key"), str):
-            raise HTTPException(400, 'send {"key": ..., "value": ..., "seconds": ...}')
-        seconds = body.get("seconds")
-        done = await run_in_threadpool(store, session, account, item,
-                                       {body["key"]: body.get("value")},
-                                       seconds if isinstance(seconds, int | float) else None)
+            item = mine(session, account, ref)
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                raise HTTPException(400, "the body is not JSON") from None
+            if not isinstance(body, dict) or not isinstance(body.get("key"), str):
+                raise HTTPException(400, 'send {"key": ..., "value": ..., "seconds": ...}')
+            seconds = body.get("seconds")
+            return store(session, account, item, {body["key"]: body.get("value")},
+                         seconds if isinstance(seconds, int | float) else None)
+        done = await run_in_threadpool(saved)
         return JSONResponse({"saved": True, "done": done}, headers=HEADERS)
 
     @router.post("/item/{ref}")
