@@ -26,8 +26,8 @@ HTTP 400 and OpenAI's context-length error body, as a server does for a prompt t
 `--persona reasoning`: an OpenAI-style reasoning model (emulator_reasoning.py, its flags).
 Pairwise battles (MT-Bench's layout, prompts/battle_judge) get `{"verdict": "A"|"B"|"tie"}`:
 the clearly longer answer wins, else a hash of the prompt decides. Citation support
-(prompts/support_judge) gets `{"label": ...}`, full, partial or no support, a hash of the
-prompt.
+(prompts/support_judge, the paper's) gets `{"label": ...}`, "Full Support", "Partial Support"
+or "No Support", a hash of the prompt.
 `--obey-injection`: like a model hijacked by the passage, it answers the last `Labels: [...]`
 list written inside the passage, when there is one.
 
@@ -69,8 +69,8 @@ INJECTED = re.compile(r"Labels:\s*(\[[^\[\]]*\])")
 BATTLE = re.compile(r"\[The Start of Assistant A's Answer\]\n(.*?)\n\[The End of Assistant A's "
                     r"Answer\].*?\[The Start of Assistant B's Answer\]\n(.*?)\n\[The End of "
                     r"Assistant B's Answer\]", re.DOTALL)
-SUPPORT = "label how well the passage supports the sentence"
-SUPPORT_LABELS = ("full_support", "partial_support", "no_support")
+SUPPORT = "evaluate whether each statement is supported by its corresponding citations"
+SUPPORT_LABELS = ("Full Support", "Partial Support", "No Support")
 MENUS = {
     "assign": ("support", "partial_support", "not_support"),
     "importance": ("vital", "okay"),

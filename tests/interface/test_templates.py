@@ -53,6 +53,8 @@ PUBLISHED = {
                      "providing any reasoning.",
     "udcg_no_response": "If none of the documents contain the answer, please respond with "
                         "NO-RESPONSE. Do not try to respond based on your own knowledge.",
+    "support_judge": "• Partial Support: Some parts of the information are supported in the "
+                     "citation, but other parts are missing.",
 }
 
 

@@ -35,8 +35,8 @@ def _layered(request) -> str:
     """Both methods' prompts: nuggets (create, importance, assign) and support labels."""
     text = request.messages[-1][1]
     digest = hashlib.sha256(text.encode()).digest()[0]
-    if "full_support" in text:
-        return json.dumps({"label": ("full_support", "partial_support", "no_support")[digest % 3]})
+    if "corresponding citations" in text:
+        return json.dumps({"label": ("Full Support", "Partial Support", "No Support")[digest % 3]})
     if "Updated Nugget List" in text:
         return '["violence at clinics", "Slepian was killed", "Kopp is sought"]'
     if "vital or okay" in text:
@@ -134,7 +134,7 @@ def test_one_assessor_for_both_methods(tmp_path: Path, monkeypatch) -> None:
     assert result.exit_code == 0, result.output
     assert len(made) == 1 and made[0].closed
     prompts = [r.messages[-1][1] for r in made[0].requests]
-    assert any("full_support" in p for p in prompts)  # support's calls
+    assert any("corresponding citations" in p for p in prompts)  # support's calls
     assert any("Updated Nugget List" in p for p in prompts)  # and the nuggets' on it too
 
 

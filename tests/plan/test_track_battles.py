@@ -46,8 +46,7 @@ rounds = 50
 
 def mock_but_support(request: Request) -> str:
     """The mock assessor's answer, except to the support judge: words that never parse."""
-    system = request.messages[0][1] if request.messages else ""
-    if "fact-checking" in system:
+    if any("supported by its corresponding citations" in text for _, text in request.messages):
         return "I would rather not say."
     answer = _Answer(request.messages[-1][1])
     return json.dumps(answer.value(request.schema, "$")) if request.schema is not None \

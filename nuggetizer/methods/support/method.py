@@ -11,10 +11,12 @@ under the 2026 rule with `--set citations=all`. Both variants score with the sam
 (measures/support.py, where the 2026 reading of recall is stated). Pointwise because each pair
 has its own passage: one pair per call keeps the prompt short (small context windows, the
 embedded model), a failed call leaves one pair unjudged rather than a list, and a pair judged
-once is a cache hit in every run that repeats it. The label comes as JSON under a schema, so a
-constrained model's output parses. Citations resolve through the run's `references` to
-passages of `--corpus` (plan/inputs.py `cite_targets`); one that does not resolve is an error
-there, or under --allow-missing an unjudged pair whose `reason` names it.
+once is a cache hit in every run that repeats it. The prompt is the paper's (Figure 1); its
+three answers, "Full Support", "Partial Support" and "No Support", come as JSON under a schema
+(`{"label": ...}`), so a constrained model's output parses, and as the bare words otherwise.
+Citations resolve through the run's `references` to passages of `--corpus` (plan/inputs.py
+`cite_targets`); one that does not resolve is an error there, or under --allow-missing an
+unjudged pair whose `reason` names it.
 
 Judgment record: `{"run_id", "qid", "query", "sentences": [{"text", "citations": [as written],
 "pairs": [{"citation", "docid", "passage", "label", "reason"?, "error"?, "raw"?}]}],
@@ -54,7 +56,8 @@ from nuggetizer.methods.support.report import SupportPart
 from nuggetizer.methods.support.sheets import read_support_sheets, support_sheets
 from nuggetizer.parsing import json_label, label_schema
 
-SCHEMA = label_schema("label", SUPPORT_LABELS)
+ANSWERS = ("Full Support", "Partial Support", "No Support")  # the paper's spelling
+SCHEMA = label_schema("label", ANSWERS)
 _WORD = re.compile(r"\b(full[\s_-]*support|partial[\s_-]*support|no[\s_-]*support|fs|ps|ns)\b",
                    re.I)
 
@@ -73,10 +76,11 @@ class SupportConfig:
 
 
 def parse_support(text: str) -> str:
-    """The label of an answer: `{"label": ...}`, else the first label word; ParseFailure."""
+    """The label of an answer: `{"label": ...}`, else the first label words ("Full Support",
+    full_support, FS...); ParseFailure."""
     return json_label(text, "label", support_label, _WORD,
-                      '{"label": "full_support"}, {"label": "partial_support"} or '
-                      '{"label": "no_support"}')
+                      '{"label": "Full Support"}, {"label": "Partial Support"} or '
+                      '{"label": "No Support"}')
 
 
 def passage_text(target: Target, docid: str) -> str:
