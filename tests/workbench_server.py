@@ -11,8 +11,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,7 +26,13 @@ pytest.importorskip("sqlalchemy")
 from nuggetizer.formats.topics import read_topics  # noqa: E402
 from nuggetizer.workbench.build import ProjectSpec, create_project  # noqa: E402
 from nuggetizer.workbench.security import add_account  # noqa: E402
-from nuggetizer.workbench.store import Account, make_engine, sessions  # noqa: E402
+from nuggetizer.workbench.store import (  # noqa: E402
+    Account,
+    Assignment,
+    Item,
+    make_engine,
+    sessions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
@@ -78,6 +85,38 @@ def populate(database: str, tmp: Path, *, double: float = 0.5) -> None:
             "rag", ROOT / "tracks/rag26/narratives.jsonl", ("rubric",), ("alice", "bob"),
             [ROOT / "tracks/rag26/run-thorough.jsonl", ROOT / "tracks/rag26/run-offtopic.jsonl"],
             rubrics=ROOT / "tracks/rag26/rubrics.jsonl", grading="ternary", double=1.0), boss)
+
+
+def add_assessors(database: str, names: list[str], tasks: tuple[str, ...]) -> None:
+    """More assessor accounts, each assigned every item of `tasks` (of every project)."""
+    with sessions(make_engine(database))() as db:
+        items = db.query(Item).filter(Item.task.in_(tasks)).all()
+        for name in names:
+            add_account(db, name, "assessor", PASSWORD)
+            who = db.query(Account).filter_by(name=name).one()
+            db.add_all(Assignment(item_id=i.id, account_id=who.id) for i in items)
+        db.commit()
+
+
+def concurrently(count: int, work: Callable[[int], None]) -> list[str]:
+    """`work(k)` for k < count, each in a thread of its own; what failed, a line each (an
+    exception in a thread does not fail a test by itself)."""
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def guarded(k: int) -> None:
+        try:
+            work(k)
+        except BaseException as exc:  # noqa: BLE001 - reported, so it fails the test
+            with lock:
+                failures.append(f"thread {k}: {type(exc).__name__}: {exc}"[:300])
+
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return failures
 
 
 def free_port() -> int:

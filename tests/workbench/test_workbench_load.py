@@ -15,12 +15,10 @@ import pytest
 pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
 
 from sqlalchemy import func, select  # noqa: E402
-from workbench_server import PASSWORD, login, populate, serving  # noqa: E402
+from workbench_server import add_assessors, concurrently, login, populate, serving  # noqa: E402
 
-from nuggetizer.workbench.security import add_account  # noqa: E402
 from nuggetizer.workbench.store import (  # noqa: E402
     Account,
-    Assignment,
     Audit,
     Item,
     Judgment,
@@ -39,27 +37,14 @@ PAUSE = float(os.environ.get("WB_LOAD_PAUSE", "0.25"))
 def test_twenty_assessors_save_for_a_minute(tmp_path: Path) -> None:
     database = str(tmp_path / "wb.sqlite")
     populate(database, tmp_path, double=0.0)
+    # every item of the sample project to each of 20 more assessors
+    add_assessors(database, [f"load{k}" for k in range(PEOPLE)], ("assign", "support"))
     factory = sessions(make_engine(database))
-    with factory() as db:  # every item of the sample project to each of 20 more assessors
-        items = db.scalars(select(Item).where(Item.task.in_(("assign", "support")))).all()
-        for k in range(PEOPLE):
-            add_account(db, f"load{k}", "assessor", PASSWORD)
-            who = db.scalar(select(Account).where(Account.name == f"load{k}"))
-            db.add_all(Assignment(item_id=i.id, account_id=who.id) for i in items)
-        db.commit()
     latencies: list[float] = []
     acked: dict[tuple[str, str, str], str] = {}
-    failures: list[str] = []
     lock = threading.Lock()
     with serving(database, tmp_path / "server.log") as server:
         def work(k: int) -> None:
-            try:
-                saving(k)
-            except BaseException as exc:  # noqa: BLE001 - a thread's failure fails the test
-                with lock:
-                    failures.append(f"load{k}: {type(exc).__name__}: {exc}")
-
-        def saving(k: int) -> None:
             client, csrf = login(server.url, f"load{k}")
             mine = [(i["ref"], client.get(f"/api/item/{i['ref']}").json()["shown"])
                     for i in client.get("/api/items").json()
@@ -79,11 +64,7 @@ def test_twenty_assessors_save_for_a_minute(tmp_path: Path) -> None:
                     acked[(f"load{k}", ref, q["key"])] = label
                 n += 1
                 time.sleep(PAUSE)
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(PEOPLE)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        failures = concurrently(PEOPLE, work)
         log = (tmp_path / "server.log").read_text(errors="replace")
     assert not failures, "\n".join(failures) + "\n" + log[-3000:]
     with factory() as db:
