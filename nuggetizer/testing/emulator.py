@@ -70,7 +70,7 @@ BATTLE = re.compile(r"\[The Start of Assistant A's Answer\]\n(.*?)\n\[The End of
                     r"Answer\].*?\[The Start of Assistant B's Answer\]\n(.*?)\n\[The End of "
                     r"Assistant B's Answer\]", re.DOTALL)
 SUPPORT = "evaluate whether each statement is supported by its corresponding citations"
-SUPPORT_LABELS = ("Full Support", "Partial Support", "No Support")
+SUPPORT_ANSWERS = ("Full Support", "Partial Support", "No Support")
 MENUS = {
     "assign": ("support", "partial_support", "not_support"),
     "importance": ("vital", "okay"),
@@ -171,7 +171,7 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
         return [json.dumps({"verdict": battle_verdict(settings.seed, prompt)})]
     if kind == "support":
         u = unit(settings.seed, "support", prompt)
-        return [json.dumps({"label": SUPPORT_LABELS[int(u * len(SUPPORT_LABELS))]})]
+        return [json.dumps({"label": SUPPORT_ANSWERS[int(u * len(SUPPORT_ANSWERS))]})]
     if kind == "create":
         match = INITIAL.search(prompt)
         try:  # JSON, or a Python list as castorini's rendering writes it

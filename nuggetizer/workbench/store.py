@@ -149,8 +149,8 @@ def make_engine(target: str, sync: str = "normal") -> Engine:
     if sync not in SYNC:
         raise ValueError(f"sync must be {' or '.join(SYNC)}")
     url = database_url(target)
-    # more connections than the server's 40 worker threads: a request waiting for a connection
-    # holds a worker, and a finished request gives its connection back on a worker
+    # more connections than the server's 40 worker threads, so a worker seldom waits for one
+    # (sessions give theirs back on the event loop, which never waits for a connection)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
                                pool_size=5, max_overflow=60)
