@@ -30,6 +30,9 @@ the clearly longer answer wins, else a hash of the prompt decides. Citation supp
 or "No Support", a hash of the prompt.
 `--obey-injection`: like a model hijacked by the passage, it answers the last `Labels: [...]`
 list written inside the passage, when there is one.
+A request that offers tools (agentic nugget creation) is answered by emulator_tools.py's agent:
+a search, then reads of the hits, `--tool-rounds` rounds of calls (default 2), then the nugget
+list made of what it read; the log entry names the tools called (`tools`).
 
 Every request is logged as one JSON line: arrival and answer times (t0, t), seq, digest of the
 messages, k, prompt kind, its search query, outcome, HTTP status, and for an answer the
@@ -57,6 +60,7 @@ from nuggetizer.testing.emulator_batches import (
     Batches,  # the files and batches endpoints (Batch API)
 )
 from nuggetizer.testing.emulator_reasoning import add_arguments, rejection, think
+from nuggetizer.testing.emulator_tools import call_message, final_nuggets, next_call
 
 ASSIGN = re.compile(r"label each of the (\d+) nuggets either as support, partial_support, or "
                     r"not_support")
@@ -101,6 +105,7 @@ class Settings:
     persona: str = "plain"  # or "reasoning" (emulator_reasoning.py)
     reasoning_tokens: int = 256
     reasoning_format: str = "none"
+    tool_rounds: int = 2  # rounds of tool calls before the answer (emulator_tools.py)
 
 
 def parse_mix(text: str) -> dict[str, float]:
@@ -309,6 +314,8 @@ class Emulator:
         k, fault = self.decide(messages, digest)
         prompt = first_user(messages)
         kind, n = classify(prompt)
+        if body.get("tools"):
+            kind = "agentic"
         query = QUERY.search(prompt)
         entry = {"t0": round(time.time(), 4), "seq": seq, "digest": digest, "k": k, "via": via,
                  "kind": kind, "n": n, "query": query.group(1)[:80] if query else None}
@@ -340,9 +347,13 @@ class Emulator:
         while not self._open():
             self.released.clear()
             await self.released.wait()
-        good = good_answer(s, kind, n, prompt)
+        call = next_call(body, prompt, s.tool_rounds) if kind == "agentic" else None
+        good = final_nuggets(body, prompt) if kind == "agentic" else good_answer(s, kind, n,
+                                                                                  prompt)
         finish: str | None
-        if fault is None:
+        if call is not None and fault in (None, "offmenu", "count"):
+            text, finish = "", "tool_calls"
+        elif fault is None:
             text, finish = (good[0] if kind in ("grade", "battle", "support")
                             else json.dumps(good)), "stop"
         else:
@@ -353,6 +364,10 @@ class Emulator:
         words = prompt_tokens(messages)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         completion, usage, reasoning = len(text) // 4 + 1, {}, 0
+        if finish == "tool_calls" and call is not None:
+            message = call_message(seq, call)
+            completion = len(json.dumps(call["arguments"])) // 4 + 1
+            entry["tools"] = [call["name"]]
         if s.persona == "reasoning":
             thought = think(text, finish, body, s.reasoning_tokens, s.reasoning_format)
             message, finish, completion, reasoning = (
@@ -465,6 +480,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         poison=list(args.poison), refuse=list(args.refuse), obey_injection=args.obey_injection,
         api_key=args.api_key, models=list(args.model), persona=args.persona,
         reasoning_tokens=args.reasoning_tokens, reasoning_format=args.reasoning_format,
+        tool_rounds=args.tool_rounds,
     )
 
 
@@ -503,6 +519,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", action="append", default=[], help="answer HTTP 404 to "
                         "other models (repeatable)")
     parser.add_argument("--obey-injection", action="store_true")
+    parser.add_argument("--tool-rounds", type=int, default=2, help="rounds of tool calls "
+                        "before answering a request that offers tools")
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
