@@ -29,6 +29,7 @@ class MockBackend:
     """Answers every request at once from its schema (see the module doc)."""
 
     max_concurrency = 8
+    calls_tools = True
 
     def __init__(self, model: str = "") -> None:
         self.model = model or "mock"

@@ -204,6 +204,7 @@ class OpenAIBackend(ShapedRequests):
 
     LANE_SIZE = 8
     MAX_REST = 30.0
+    calls_tools = True  # sends a Request's tools (OpenAI's tools API)
 
     def __init__(
         self,
