@@ -71,19 +71,23 @@ class Trace:
     """What one topic's conversation did."""
 
     calls: list[dict[str, Any]] = field(default_factory=list)  # the tools called
-    model_calls: int = 0
+    tokens: list[int] = field(default_factory=list)  # prompt + completion of each model call
     prompt_tokens: int = 0
     completion_tokens: int = 0
     stopped: str = ""  # answered | turns | tokens | refused | unparsed
 
+    @property
+    def model_calls(self) -> int:
+        return len(self.tokens)
+
     def add(self, completion: Completion) -> None:
-        self.model_calls += 1
+        self.tokens.append(completion.prompt_tokens + completion.completion_tokens)
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
 
     def record(self) -> dict[str, Any]:
         return {"model_calls": self.model_calls, "tool_calls": self.calls,
-                "prompt_tokens": self.prompt_tokens,
+                "tokens_per_call": self.tokens, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "stopped": self.stopped}
 
 
