@@ -75,9 +75,16 @@ class Bm25Index:
         self.spec = f"bm25:{manifest['corpus']}"
 
     @classmethod
-    def open(cls, corpus: str | Path, folder: str | Path | None = None) -> Bm25Index:
+    def open(cls, corpus: str | Path | None, folder: str | Path | None = None) -> Bm25Index:
         """The index of `corpus` in `folder` (default: default_index_folder), built there
-        first when it is missing or was built from another corpus content."""
+        first when it is missing or was built from another corpus content; `corpus` None: the
+        index already in `folder`, whatever it was built from."""
+        if corpus is None:
+            if folder is None or _manifest(Path(folder)) is None:
+                raise ConfigError(f"--index {folder}: no BM25 index there; build one from a "
+                                  "corpus file first (give --corpus)")
+            start = time.perf_counter()
+            return cls._load(Path(folder), _manifest(Path(folder)) or {}, start, built=False)
         corpus = Path(corpus)
         if not corpus.is_file():
             raise ConfigError(f"--corpus {corpus}: no such file (the BM25 index is built from "

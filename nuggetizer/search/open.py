@@ -15,11 +15,12 @@ SPECS = "bm25 (a local BM25 index of --corpus) or the URL of castorini's search 
 def open_searcher(spec: str, *, corpus: Path | None = None, index: str | None = None,
                   cache: Cache | None = None) -> Searcher:
     """The searcher of `spec`. bm25: `corpus` indexed into the folder `index` (default: in the
-    cache folder, built on first use); a URL: the search API's index named `index`, its answers
-    kept in `cache`."""
+    cache folder, built on first use), or without `corpus` the index in `index`; a URL: the
+    search API's index named `index`, its answers kept in `cache`."""
     if spec == "bm25":
-        if corpus is None:
-            raise ConfigError("--search bm25 indexes a corpus file: give --corpus")
+        if corpus is None and index is None:
+            raise ConfigError("--search bm25 indexes a corpus file: give --corpus (or --index, "
+                              "the folder of an index built before)")
         from nuggetizer.search.bm25 import Bm25Index  # noqa: PLC0415 - bm25s, optional
 
         return Bm25Index.open(corpus, Path(index) if index else None)

@@ -16,27 +16,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from emulated import Server, emulator, kill_after
-from shared_data import RAG26_DEV
+from search_api import dev_corpus
 
 from nuggetizer.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def dev_corpus(tmp: Path, topics: int) -> tuple[Path, Path]:
-    """(topics TSV, corpus JSONL): the first `topics` 2026 development narratives, and one
-    passage per nugget of every development topic (1,255 passages, ids rag25-QID-NNN)."""
-    lines = (RAG26_DEV / "rag25-topics-dev.tsv").read_text(encoding="utf-8").splitlines()
-    topic_file = tmp / "topics.tsv"
-    topic_file.write_text("\n".join(lines[:topics]) + "\n", encoding="utf-8")
-    corpus = tmp / "corpus.jsonl"
-    with corpus.open("w", encoding="utf-8") as out:
-        for line in (RAG26_DEV / "rag25-dev-nuggets.jsonl").read_text().splitlines():
-            record = json.loads(line)
-            for k, nugget in enumerate(record["nuggets"]):
-                out.write(json.dumps({"id": f"rag25-{record['qid']}-{k:03d}",
-                                      "contents": nugget["text"]}) + "\n")
-    return topic_file, corpus
 
 
 def args(server: Server, tmp: Path, topics: Path, corpus: Path, out: Path, *extra: str
@@ -111,7 +95,6 @@ def test_a_conversation_is_bounded_in_model_calls_and_in_tokens(
             assert record["agentic"]["stopped"] == "turns"
             assert len(record["agentic"]["tool_calls"]) == 3
             assert record["nuggets"]  # the last call, without tools, answered the list
-        seen = len(server.requests())
         nuggetize(*args(server, tmp_path, topics, corpus, tmp_path / "tokens.jsonl",
                         "--max-agent-tokens", "1500"))
         for record in keys(tmp_path / "tokens.jsonl").values():
