@@ -94,3 +94,18 @@ def dev_corpus(tmp: Path, topics: int) -> tuple[Path, Path]:
                 out.write(json.dumps({"id": f"rag25-{record['qid']}-{k:03d}",
                                       "contents": nugget["text"]}) + "\n")
     return topic_file, corpus
+
+
+def run_2026(path: Path, run_id: str, answers: dict[str, list[str]]) -> Path:
+    """A run in the TREC RAG 2026 format, one answer per narrative, citing its references."""
+    narratives = dict(line.split("\t", 1) for line in
+                      (path.parent / "topics.tsv").read_text().splitlines())
+    with path.open("w", encoding="utf-8") as out:
+        for qid, refs in answers.items():
+            out.write(json.dumps({
+                "metadata": {"team_id": "t", "run_id": run_id, "narrative_id": qid,
+                             "narrative": narratives[qid], "run_desc": "test"},
+                "references": refs,
+                "answer": [{"text": f"Sentence {k}.", "citations": [k]}
+                           for k in range(len(refs))]}) + "\n")
+    return path

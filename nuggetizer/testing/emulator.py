@@ -64,6 +64,7 @@ from nuggetizer.testing.emulator_tools import call_message, final_nuggets, next_
 
 ASSIGN = re.compile(r"label each of the (\d+) nuggets either as support, partial_support, or "
                     r"not_support")
+ASSIGN2 = re.compile(r"label each of the (\d+) nuggets either as support or not_support")
 IMPORTANCE = re.compile(r"label each of the (\d+) nuggets either a vital or okay")
 CREATE = re.compile(r"Update the list of atomic nuggets.*?at most (\d+) nuggets", re.DOTALL)
 INITIAL = re.compile(r"^Initial Nugget List: (.*)$", re.MULTILINE)
@@ -78,6 +79,7 @@ SUPPORT_ANSWERS = ("Full Support", "Partial Support", "No Support")
 MENUS = {
     "assign": ("support", "partial_support", "not_support"),
     "importance": ("vital", "okay"),
+    "assign2": ("support", "not_support"),  # castorini's two-grade assignment
 }
 FAULTS = ("429", "500", "timeout", "drop", "truncated", "offmenu", "count", "garbage")
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
@@ -142,7 +144,8 @@ def classify(prompt: str) -> tuple[str, int]:
         return "battle", 0
     if SUPPORT in prompt:
         return "support", 0
-    for kind, pattern in (("assign", ASSIGN), ("importance", IMPORTANCE), ("create", CREATE)):
+    for kind, pattern in (("assign", ASSIGN), ("assign2", ASSIGN2), ("importance", IMPORTANCE),
+                          ("create", CREATE)):
         match = pattern.search(prompt)
         if match:
             return kind, int(match.group(1))

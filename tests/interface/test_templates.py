@@ -19,6 +19,8 @@ VARIABLES: dict[str, dict[str, object]] = {
                        "max_nuggets": 30},
     "nuggets_importance": {"query": "q", "nuggets": ["a", "b"]},
     "nuggets_assign": {"query": "q", "answer": "a", "nuggets": ["a", "b"]},
+    "nuggets_assign_binary": {"query": "THE QUERY", "answer": "THE ANSWER", "nuggets": ["a"]},
+    "nuggets_agentic_create": {"query": "THE QUERY", "nuggets": ["a"], "max_nuggets": 30},
     "nuggets_subnarrative": {"query": "THE QUERY", "sub_narratives": ["S1", "S2"],
                              "nuggets": ["a", "b"]},
     "crux_questions": {"n": 15, "summary": "THE SUMMARY"},

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from emulated import emulator
-from search_api import dev_corpus, search_api
+from search_api import dev_corpus, run_2026, search_api
 
 from nuggetizer.assessors.protocol import ToolCall
 from nuggetizer.cache import Cache
@@ -117,21 +117,6 @@ def test_the_search_api_is_read_with_its_token_and_its_answers_are_cached(
         monkeypatch.setenv("CASTORINI_API_TOKEN", "wrong")
         with pytest.raises(ConfigError, match="HTTP 401"):
             asyncio.run(CastoriniSearch(api.url, api.index).search("x", 1))
-
-
-def run_2026(path: Path, run_id: str, answers: dict[str, list[str]]) -> Path:
-    """A run in the TREC RAG 2026 format, one answer per narrative, citing its references."""
-    narratives = dict(line.split("\t", 1) for line in
-                      (path.parent / "topics.tsv").read_text().splitlines())
-    with path.open("w", encoding="utf-8") as out:
-        for qid, refs in answers.items():
-            out.write(json.dumps({
-                "metadata": {"team_id": "t", "run_id": run_id, "narrative_id": qid,
-                             "narrative": narratives[qid], "run_desc": "test"},
-                "references": refs,
-                "answer": [{"text": f"Sentence {k}.", "citations": [k]}
-                           for k in range(len(refs))]}) + "\n")
-    return path
 
 
 def test_references_resolved_from_the_search_api_feed_support_on_2026_data(tmp_path: Path

@@ -36,6 +36,7 @@ from nuggetizer.labels import UNJUDGED
 from nuggetizer.methods.nuggets.labelling import Unparsed
 from nuggetizer.methods.nuggets.method import NuggetsMethod
 from nuggetizer.methods.nuggets.steps import (
+    AGENTIC_PROMPT,
     NUGGET_CHARS,
     NUGGET_TOKENS,
     KeyResult,
@@ -49,7 +50,7 @@ from nuggetizer.search.tools import Limits, Toolbox
 from nuggetizer.templates import load_prompt
 from nuggetizer.types import Nugget, NuggetList
 
-PROMPT = "nuggets_agentic_create"
+PROMPT = AGENTIC_PROMPT
 DEFAULT_TURNS = 8
 DEFAULT_TOKENS = 60_000
 
