@@ -22,6 +22,7 @@ from nuggetizer.cli import (
     organizer,
     references,
     report,
+    rubrics,
     serve,
     workbench,
 )
@@ -47,7 +48,8 @@ def cli() -> None:
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
                 *battles.COMMANDS, *doctor.COMMANDS, *human.COMMANDS, *serve.COMMANDS,
-                *workbench.COMMANDS, *references.COMMANDS):
+                *workbench.COMMANDS, *references.COMMANDS,
+                *rubrics.COMMANDS):
     cli.add_command(command)
 
 

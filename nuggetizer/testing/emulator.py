@@ -27,7 +27,8 @@ HTTP 400 and OpenAI's context-length error body, as a server does for a prompt t
 Pairwise battles (MT-Bench's layout, prompts/battle_judge) get `{"verdict": "A"|"B"|"tie"}`:
 the clearly longer answer wins, else a hash of the prompt decides. Citation support
 (prompts/support_judge, the paper's) gets `{"label": ...}`, "Full Support", "Partial Support"
-or "No Support", a hash of the prompt.
+or "No Support", a hash of the prompt. RAGDoll's rubric author gets criteria made of the
+nuggets (emulator_rubrics.py).
 `--obey-injection`: like a model hijacked by the passage, it answers the last `Labels: [...]`
 list written inside the passage, when there is one.
 A request that offers tools (agentic nugget creation) is answered by emulator_tools.py's agent:
@@ -60,6 +61,7 @@ from nuggetizer.testing.emulator_batches import (
     Batches,  # the files and batches endpoints (Batch API)
 )
 from nuggetizer.testing.emulator_reasoning import add_arguments, rejection, think
+from nuggetizer.testing.emulator_rubrics import AUTHOR, authored
 from nuggetizer.testing.emulator_tools import call_message, final_nuggets, next_call
 
 ASSIGN = re.compile(r"label each of the (\d+) nuggets either as support, partial_support, or "
@@ -144,6 +146,8 @@ def classify(prompt: str) -> tuple[str, int]:
         return "battle", 0
     if SUPPORT in prompt:
         return "support", 0
+    if AUTHOR in prompt:
+        return "author", 0
     for kind, pattern in (("assign", ASSIGN), ("assign2", ASSIGN2), ("importance", IMPORTANCE),
                           ("create", CREATE)):
         match = pattern.search(prompt)
@@ -180,6 +184,8 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
     if kind == "support":
         u = unit(settings.seed, "support", prompt)
         return [json.dumps({"label": SUPPORT_ANSWERS[int(u * len(SUPPORT_ANSWERS))]})]
+    if kind == "author":
+        return [authored(settings.seed, prompt)]
     if kind == "create":
         match = INITIAL.search(prompt)
         try:  # JSON, or a Python list as castorini's rendering writes it
@@ -357,7 +363,7 @@ class Emulator:
         if call is not None and fault in (None, "offmenu", "count"):
             text, finish = "", "tool_calls"
         elif fault is None:
-            text, finish = (good[0] if kind in ("grade", "battle", "support")
+            text, finish = (good[0] if kind in ("grade", "battle", "support", "author")
                             else json.dumps(good)), "stop"
         else:
             text, finish = faulty_answer(fault, kind, good, unit(s.seed, "how", digest, k))
