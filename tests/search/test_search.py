@@ -181,3 +181,21 @@ def test_agentic_creation_searches_through_the_search_api(tmp_path: Path) -> Non
         assert record["provenance"]["config"]["creation"]["search"] == {
             "backend": "castorini", "url": api.url, "index": "dev26"}
         assert record["nuggets"]
+
+
+def test_the_python_api_builds_agentic_keys_rubrics_and_resolves(tmp_path: Path) -> None:
+    from nuggetizer import api
+
+    topics, corpus = dev_corpus(tmp_path, topics=2)
+    found = api.searcher("bm25", corpus=corpus, index=str(tmp_path / "idx"), cache=False)
+    with api.assessor("mock", cache=tmp_path / "cache.sqlite") as judge:
+        summary = api.agentic_keys(topics, found, judge, tmp_path / "key.jsonl", max_turns=2,
+                                   keep=5)
+        assert summary.done == 2
+        keys = [json.loads(x) for x in (tmp_path / "key.jsonl").read_text().splitlines()]
+        assert all(k["agentic"]["model_calls"] == 2 and len(k["nuggets"]) <= 5 for k in keys)
+        authored = api.author_rubrics(tmp_path / "key.jsonl", judge, tmp_path / "rubrics.jsonl")
+        assert authored.done == 2
+    run = run_2026(tmp_path / "run.jsonl", "r1", {"14": ["rag25-14-000", "nope"]})
+    resolved = api.resolve_references(run, found, tmp_path / "refs.jsonl", words=3)
+    assert resolved.missing == ["nope"] and list(resolved.passages) == ["rag25-14-000"]
