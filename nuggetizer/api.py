@@ -58,6 +58,7 @@ from nuggetizer.plan.inputs import answer_targets, cite_targets, context_targets
 from nuggetizer.plan.steps import assign_plan, nuggetize_plan
 from nuggetizer.run.execute import Mode, executor
 from nuggetizer.run.progress import Summary
+from nuggetizer.run.provenance import provenance
 from nuggetizer.run.stages import Plan
 from nuggetizer.scoring.engine import ScoreTable, read_judged, score_judged
 from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
@@ -264,7 +265,9 @@ def resolve_references(runs: PathLike | Sequence[PathLike], searcher: Searcher,
     answers = read_runs(check.check_paths(runs, "runs"))
     wanted = references((a for by_topic in answers.values() for a in by_topic.values()),
                         cited_only)
-    resolved = _LOOP.run(resolve(searcher, wanted, lines=lines, words=words))
+    stamp = provenance(None, (), config={"step": "resolve-references", "lines": lines,
+                                         "words": words, "search": searcher.provenance()})
+    resolved = _LOOP.run(resolve(searcher, wanted, lines=lines, words=words, stamp=stamp))
     write_jsonl_atomic(check.check_path(out, "out"), resolved.passages.values())
     return resolved
 

@@ -13,6 +13,7 @@ from nuggetizer.cli.common import ANY, FILE
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.writing import write_jsonl_atomic
+from nuggetizer.run.provenance import provenance
 from nuggetizer.search.open import SPECS, open_searcher
 from nuggetizer.search.resolve import READ_LINES, READ_WORDS, Resolved, references, resolve
 
@@ -54,7 +55,10 @@ def resolve_references_command(run_paths: tuple[Path, ...], search_spec: str,
 
     async def read() -> Resolved:
         try:
-            return await resolve(searcher, wanted, lines=read_lines, words=read_words)
+            return await resolve(searcher, wanted, lines=read_lines, words=read_words,
+                                 stamp=provenance(None, (), config={
+                                     "step": "resolve-references", "lines": read_lines,
+                                     "words": read_words, "search": searcher.provenance()}))
         finally:
             await searcher.aclose()
 

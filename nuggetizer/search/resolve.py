@@ -6,7 +6,8 @@ words (RAGDoll's defaults: 200 and 4,096).
 
 A reference the searcher does not have is left out of the corpus, counted and named (support's
 `assign --allow-missing` then leaves its citations unjudged); every other passage is written,
-once, in the order the runs first reference it.
+once, in the order the runs first reference it, its provenance saying where it was read and
+how it was cut (`stamp`).
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def references(answers: Iterable[Answer], cited_only: bool = False) -> list[str]
 
 
 async def resolve(searcher: Searcher, docids: Iterable[str], *, lines: int = READ_LINES,
-                  words: int = READ_WORDS) -> Resolved:
-    """Read every docid from `searcher`, cut to `lines` then `words` (0: no cut)."""
+                  words: int = READ_WORDS, stamp: dict[str, Any] | None = None) -> Resolved:
+    """Read every docid from `searcher`, cut to `lines` then `words` (0: no cut); each record
+    carries `stamp` as its provenance when given."""
     resolved = Resolved()
     for docid in docids:
         document = await searcher.document(docid)
@@ -64,5 +66,7 @@ async def resolve(searcher: Searcher, docids: Iterable[str], *, lines: int = REA
         record: dict[str, Any] = {"id": docid, "contents": text}
         if document.title:
             record["title"] = document.title
+        if stamp is not None:
+            record["provenance"] = stamp
         resolved.passages[docid] = record
     return resolved

@@ -143,7 +143,12 @@ def test_references_resolved_from_the_search_api_feed_support_on_2026_data(tmp_p
                                           "rag25-37-000"]
     for r in resolved:  # each cut to its first 4 words
         assert r["contents"] == " ".join(texts[r["id"]].split()[:4])
-    assert (tmp_path / "again.jsonl").read_text() == out.read_text()
+        assert r["provenance"]["config"]["search"] == {"backend": "castorini", "url": api.url,
+                                                       "index": "dev26"}
+        assert r["provenance"]["config"]["words"] == 4
+    assert [{k: v for k, v in json.loads(x).items() if k != "provenance"}
+            for x in (tmp_path / "again.jsonl").read_text().splitlines()] == \
+        [{k: v for k, v in r.items() if k != "provenance"} for r in resolved]
     judged = tmp_path / "judged"
     cli_ok("assign", "--method", "support", "--run", str(run), "--corpus", str(out),
            "--allow-missing", "--assessor", "mock", "--no-cache", "-o", str(judged))
@@ -159,9 +164,11 @@ def test_references_resolved_from_a_bm25_index_built_before(tmp_path: Path) -> N
     out = tmp_path / "resolved.jsonl"
     cli_ok("resolve-references", "--run", str(run), "--search", "bm25", "--index",
            str(tmp_path / "idx"), "--read-lines", "1", "-o", str(out))
-    assert [json.loads(x) for x in out.read_text().splitlines()] == [
+    passages = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [{k: v for k, v in p.items() if k != "provenance"} for p in passages] == [
         {"id": "d1", "contents": "Nuclear reactors split uranium atoms.", "title": "Reactors"},
         {"id": "d3", "contents": "Football clubs pay their athletes large salaries."}]
+    assert passages[0]["provenance"]["config"]["search"]["backend"] == "bm25"
 
 
 def test_agentic_creation_searches_through_the_search_api(tmp_path: Path) -> None:
