@@ -90,7 +90,7 @@ test-min:
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(PYTHON) .ci/constraints.py constraints-min.txt $(TOOLS) > $(MIN_VENV)/constraints.txt
 	$(MIN_VENV)/bin/python -m pip --disable-pip-version-check install -q \
-		-c $(MIN_VENV)/constraints.txt -e '.[pandas]' pytest httpx2 krippendorff scikit-learn \
+		-c $(MIN_VENV)/constraints.txt -e '.[pandas,search]' pytest httpx2 krippendorff scikit-learn \
 		'ir-measures[pyndeval]' ir-datasets autojudge-base autojudge-evaluate
 	$(MIN_VENV)/bin/pytest -ra -m "not slow" -p no:cacheprovider
 

@@ -189,19 +189,22 @@ class Assessor(Adaptations, RetryPolicy):
         token field); a temperature the server does not take is keyed as "default"."""
         self.recall()
         options = self.options
-        return cache_key(
-            {
-                "format": CACHE_FORMAT,
-                "model": self.model,
-                "messages": [list(m) for m in request.messages],
-                "schema": request.schema,
-                "max_tokens": request.max_tokens,
-                "temperature": options.get("temperature", request.temperature),
-                "seed": request.seed,
-                "top_logprobs": request.top_logprobs,
-                "options": options,
-            }
-        )
+        keyed = {
+            "format": CACHE_FORMAT,
+            "model": self.model,
+            "messages": [list(m) for m in request.messages],
+            "schema": request.schema,
+            "max_tokens": request.max_tokens,
+            "temperature": options.get("temperature", request.temperature),
+            "seed": request.seed,
+            "top_logprobs": request.top_logprobs,
+            "options": options,
+        }
+        if request.tools:  # a call with tools (the keys of calls without are what they were)
+            keyed["tools"] = list(request.tools)
+            keyed["turns"] = [turn.to_json() for turn in request.turns]
+            keyed["tool_choice"] = request.tool_choice
+        return cache_key(keyed)
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

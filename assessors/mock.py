@@ -5,6 +5,9 @@ lengths it allows, strings made of the prompt's own words within its lengths. A 
 top_logprobs gets first-token log-probabilities of "Yes" and "No". Nothing it answers means
 anything: it exercises the steps, never the judgments. Checks that a schema cannot express
 (KPR's merge must cite every point once) fail to parse, and those items end unjudged.
+A request that offers tools gets TOOL_ROUNDS rounds of calls first, each of a tool picked by
+the hash with arguments that fit its parameters (a `docid` one of those the results so far
+name, when there is one), then its answer.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from typing import Any
 from .protocol import Completion, Request
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+_DOCID = re.compile(r'"docid": "([^"]+)"')
+TOOL_ROUNDS = 2
 
 
 class MockBackend:
     """Answers every request at once from its schema (see the module doc)."""
 
     max_concurrency = 8
+    calls_tools = True
 
     def __init__(self, model: str = "") -> None:
         self.model = model or "mock"
@@ -35,6 +41,9 @@ class MockBackend:
         self.calls += 1
         prompt = request.messages[-1][1] if request.messages else ""
         answer = _Answer(prompt)
+        if request.tools and request.tool_choice != "none" and \
+                len(request.turns) < TOOL_ROUNDS:
+            return self._call(request, _Answer(f"{prompt}\x1f{len(request.turns)}"))
         if request.schema is not None:
             text = json.dumps(answer.value(request.schema, "$"))
         else:
@@ -46,6 +55,21 @@ class MockBackend:
         return Completion(text=text, model=self.model, prompt_tokens=len(prompt) // 4 + 1,
                           completion_tokens=len(text) // 4 + 1, finish_reason="stop",
                           first_token_logprobs=logprobs)
+
+    def _call(self, request: Request, answer: _Answer) -> Completion:
+        """A round of the tools: one call of a tool the hash picks (see the module's doc)."""
+        tool = request.tools[answer.pick("tool", len(request.tools))]["function"]
+        parameters = tool.get("parameters") or {"type": "object", "properties": {}}
+        arguments = answer.value(parameters, "$" + tool["name"])
+        seen = [d for turn in request.turns for result in turn.results
+                for d in _DOCID.findall(result)]
+        if "docid" in arguments and seen:
+            arguments["docid"] = seen[answer.pick("docid", len(seen))]
+        text = json.dumps(arguments)
+        call = {"id": f"mock_{len(request.turns)}", "name": tool["name"], "arguments": text}
+        return Completion(text="", model=self.model, prompt_tokens=len(answer.prompt) // 4 + 1,
+                          completion_tokens=len(text) // 4 + 1, finish_reason="tool_calls",
+                          tool_calls=[call])
 
     async def aclose(self) -> None:
         """Nothing to release."""

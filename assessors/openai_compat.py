@@ -31,7 +31,7 @@ from typing import Any
 from nuggetizer.errors import ConfigError
 
 from .outcomes import retry_after_seconds
-from .protocol import BackendError, Completion, Request, TransientError
+from .protocol import BackendError, Completion, Request, ToolTurn, TransientError
 from .reasoning import split_reasoning
 from .shaped import ShapedRequests
 from .transport import JsonClient
@@ -115,6 +115,7 @@ def parse_completion(data: dict[str, Any], model: str, top_logprobs: int = 0) ->
         text, reasoning = split_reasoning(choice.get("message") or {})
         usage = data.get("usage") or {}
         details = usage.get("completion_tokens_details") or {}
+        calls = (choice.get("message") or {}).get("tool_calls") or None
         return Completion(
             text=text,
             model=data.get("model") or model,
@@ -124,12 +125,25 @@ def parse_completion(data: dict[str, Any], model: str, top_logprobs: int = 0) ->
             first_token_logprobs=first_token_logprobs(choice) if top_logprobs else None,
             reasoning=reasoning,
             reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+            tool_calls=[{"id": str(c["id"]), "name": str(c["function"]["name"]),
+                         "arguments": str(c["function"].get("arguments") or "")}
+                        for c in calls] if calls else None,
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise TransientError(
             f"the server answered something that is not a chat completion: "
             f"{json.dumps(data)[:200]!r}"
         ) from None
+
+
+def tool_messages(turn: ToolTurn) -> list[dict[str, Any]]:
+    """One round of tool calls as OpenAI's chat messages: the assistant's message with its
+    `tool_calls`, then one `tool` message per call with what it returned."""
+    calls = [{"id": c.id, "type": "function",
+              "function": {"name": c.name, "arguments": c.arguments}} for c in turn.calls]
+    return [{"role": "assistant", "content": turn.text or None, "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": c.id, "content": result}
+              for c, result in zip(turn.calls, turn.results, strict=True))]
 
 
 def base_urls(base_url: str | Sequence[str] | None) -> list[str | None]:
@@ -190,6 +204,7 @@ class OpenAIBackend(ShapedRequests):
 
     LANE_SIZE = 8
     MAX_REST = 30.0
+    calls_tools = True  # sends a Request's tools (OpenAI's tools API)
 
     def __init__(
         self,
@@ -254,9 +269,14 @@ class OpenAIBackend(ShapedRequests):
         """The JSON body of a chat completion request for `request` (as adapted)."""
         args: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": role, "content": content} for role, content in request.messages],
+            "messages": [{"role": role, "content": content} for role, content in request.messages]
+            + [message for turn in request.turns for message in tool_messages(turn)],
             **self.sampling_args(request),
         }
+        if request.tools:
+            args["tools"] = list(request.tools)
+            if request.tool_choice is not None:
+                args["tool_choice"] = request.tool_choice
         if request.seed is not None:
             args["seed"] = request.seed
         if request.top_logprobs > 0:

@@ -15,13 +15,50 @@ __all__ = [
     "PermanentError",
     "RefusedError",
     "Request",
+    "ToolCall",
+    "ToolTurn",
     "TransientError",
 ]
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One tool call a model asked for (OpenAI's tools API): its id, the function's name and its
+    arguments as the model wrote them (JSON text, not yet checked)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(str(data.get("id") or ""), str(data.get("name") or ""),
+                   str(data.get("arguments") or ""))
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """One round of a conversation with tools, after the Request's messages: what the model
+    said and which tools it called, then what each call returned (in the calls' order)."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+    results: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "calls": [c.to_json() for c in self.calls],
+                "results": list(self.results)}
+
+
+@dataclass(frozen=True)
 class Request:
-    """One chat call. `schema` (may be a top-level array) constrains the output when given."""
+    """One chat call. `schema` (may be a top-level array) constrains the output when given.
+    With `tools` (OpenAI's tool definitions, `{"type": "function", "function": {...}}`) the
+    model may call them; `turns` are the rounds of calls and results so far, sent after the
+    messages; `tool_choice` "none" asks for an answer without a call."""
 
     messages: tuple[tuple[str, str], ...]
     schema: dict[str, Any] | None = None
@@ -29,6 +66,9 @@ class Request:
     temperature: float = 0.0
     seed: int | None = None
     top_logprobs: int = 0  # > 0: return the first generated token's top alternatives
+    tools: tuple[dict[str, Any], ...] = ()
+    turns: tuple[ToolTurn, ...] = ()
+    tool_choice: str | None = None
 
 
 @dataclass
@@ -36,7 +76,8 @@ class Completion:
     """What a backend returned (or the cache replayed: cached=True). `text` is the answer
     alone: a reasoning model's thinking (a `reasoning_content` field, or a `<think>` block)
     is split off into `reasoning`, and `reasoning_tokens` (part of `completion_tokens`, as
-    the servers count them) says how many tokens it spent thinking."""
+    the servers count them) says how many tokens it spent thinking. `tool_calls`: the tools
+    the model called instead of (or besides) answering, as ToolCall.to_json() gives them."""
 
     text: str
     model: str
@@ -46,12 +87,22 @@ class Completion:
     first_token_logprobs: dict[str, float] | None = None
     reasoning: str | None = None
     reasoning_tokens: int = 0
+    tool_calls: list[dict[str, str]] | None = None
     cached: bool = False
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls asked for, as ToolCall values."""
+        return tuple(ToolCall.from_json(c) for c in self.tool_calls or ())
 
     def to_json(self) -> dict[str, Any]:
         """The stored form (without `cached`): what dataclasses.asdict gives, built directly
         (asdict deep-copies value by value, a noticeable cost on every call)."""
         data = {name: getattr(self, name) for name in _STORED_FIELDS}
+        if data["tool_calls"] is None:  # stored as before tools existed
+            del data["tool_calls"]
+        else:
+            data["tool_calls"] = [dict(c) for c in data["tool_calls"]]
         if data["first_token_logprobs"] is not None:
             data["first_token_logprobs"] = dict(data["first_token_logprobs"])
         return data

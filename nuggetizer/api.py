@@ -40,32 +40,41 @@ from typing import Any, TypeVar
 
 from nuggetizer import api_args as check
 from nuggetizer.assessors import make_assessor
-from nuggetizer.assessors.base import Assessor
+from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.assessors.ensemble import Ensemble
 from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.errors import ArgumentError, ConfigError, first_error
 from nuggetizer.formats.answers import read_runs
+from nuggetizer.formats.nuggets import add_queries, read_nuggets
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
-from nuggetizer.interface.base import AnswerKeyMethod, Target
+from nuggetizer.formats.writing import write_jsonl_atomic
+from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.interface.registry import DEFAULT_METHOD, make_method, method_names
+from nuggetizer.methods.nuggets.agentic import DEFAULT_TOKENS, DEFAULT_TURNS, AgenticNuggets, Bounds
+from nuggetizer.methods.rubrics.authoring import RubricAuthoring
 from nuggetizer.plan.inputs import answer_targets, cite_targets, context_targets, key_inputs
 from nuggetizer.plan.steps import assign_plan, nuggetize_plan
 from nuggetizer.run.execute import Mode, executor
 from nuggetizer.run.progress import Summary
+from nuggetizer.run.provenance import provenance
 from nuggetizer.run.stages import Plan
 from nuggetizer.scoring.engine import ScoreTable, read_judged, score_judged
 from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
+from nuggetizer.search.base import Searcher
+from nuggetizer.search.open import open_searcher
+from nuggetizer.search.resolve import READ_LINES, READ_WORDS, Resolved, references, resolve
 from nuggetizer.types import Answer, Qrel, Topic
 
 PathLike = str | Path
 T = TypeVar("T")
 
 __all__ = [
-    "Plan", "Scores", "assessor", "assign_plan", "build_keys", "close", "judge",
-    "load_judgments", "load_keys", "load_qrels", "load_runs", "load_topics", "method",
-    "methods", "nuggetize_plan", "run", "score", "targets",
+    "Plan", "Scores", "agentic_keys", "assessor", "assign_plan", "author_rubrics",
+    "build_keys", "close", "judge", "load_judgments", "load_keys", "load_qrels", "load_runs",
+    "load_topics", "method", "methods", "nuggetize_plan", "resolve_references", "run", "score",
+    "searcher", "targets",
 ]
 
 
@@ -205,6 +214,62 @@ def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
         skip_without_documents=method.judging.skip_without_documents)
     summary: Summary = run(nuggetize_plan(method, inputs, Path(out), skipped), assessor)[0]
     return summary
+
+
+def searcher(spec: str = "bm25", *, corpus: PathLike | None = None, index: str | None = None,
+             cache: PathLike | bool = True) -> Searcher:
+    """A corpus to search and read (nuggetizer/search/): `bm25`, a local BM25 index of the
+    `corpus` file kept in the folder `index` (default: in the cache folder, built once), or the
+    URL of castorini's search API with the `index` to search, its answers kept in `cache`."""
+    kept = Cache(default_cache_path() if cache is True else cache) if cache else None
+    return open_searcher(spec, corpus=Path(corpus) if corpus else None, index=index,
+                         cache=kept)
+
+
+def agentic_keys(topics: Mapping[str, Topic] | PathLike, searcher: Searcher,
+                 assessor: Assessor, out: PathLike, *, max_turns: int = DEFAULT_TURNS,
+                 max_tokens: int = DEFAULT_TOKENS, **settings: Any) -> Summary:
+    """Nuggets made agentically (`nuggetize --agentic`): for each topic the model searches
+    and reads with tools over `searcher`, within `max_turns` model calls and `max_tokens`
+    tokens, then importance is labelled; `settings`: the nuggets method's. Resumable."""
+    check.check_assessor(assessor)
+    method = AgenticNuggets(make_method("nuggets", settings).config, searcher=searcher,
+                            bounds=Bounds(max_turns, max_tokens))
+    inputs = [KeyInput(qid=t.id, query=t.text) for t in _topics(topics).values()]
+    summary: Summary = run(nuggetize_plan(method, inputs, check.check_path(out, "out")),
+                           assessor)[0]
+    return summary
+
+
+def author_rubrics(nuggets: PathLike, assessor: Assessor, out: PathLike, *,
+                   topics: Mapping[str, Topic] | PathLike | None = None,
+                   reasks: int = DEFAULT_REASKS) -> Summary:
+    """Rubrics authored from a nuggets file (`author-rubrics`, RAGDoll's author and mapping),
+    in the ResearchRubrics shape, into `out`; `topics` give the queries a 2026 key lacks."""
+    check.check_assessor(assessor)
+    path = check.check_path(nuggets, "nuggets")
+    keys = read_nuggets(path)
+    add_queries(keys, path, _topics(topics) if topics is not None else None)
+    method = RubricAuthoring(keys, str(path), make_method("rubrics", {"reasks": reasks}).config)
+    inputs = [KeyInput(qid=q, query=k.query) for q, k in keys.items()]
+    summary: Summary = run(nuggetize_plan(method, inputs, check.check_path(out, "out")),
+                           assessor)[0]
+    return summary
+
+
+def resolve_references(runs: PathLike | Sequence[PathLike], searcher: Searcher,
+                       out: PathLike, *, cited_only: bool = False, lines: int = READ_LINES,
+                       words: int = READ_WORDS) -> Resolved:
+    """The passages the runs reference, read from `searcher` and cut to `lines` then `words`,
+    written to the corpus file `out` (`resolve-references`); what was read and not found."""
+    answers = read_runs(check.check_paths(runs, "runs"))
+    wanted = references((a for by_topic in answers.values() for a in by_topic.values()),
+                        cited_only)
+    stamp = provenance(None, (), config={"step": "resolve-references", "lines": lines,
+                                         "words": words, "search": searcher.provenance()})
+    resolved = _LOOP.run(resolve(searcher, wanted, lines=lines, words=words, stamp=stamp))
+    write_jsonl_atomic(check.check_path(out, "out"), resolved.passages.values())
+    return resolved
 
 
 def targets(method: AnswerKeyMethod,

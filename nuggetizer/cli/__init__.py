@@ -20,7 +20,9 @@ from nuggetizer.cli import (
     human,
     methods,
     organizer,
+    references,
     report,
+    rubrics,
     serve,
     workbench,
 )
@@ -46,7 +48,8 @@ def cli() -> None:
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
                 *battles.COMMANDS, *doctor.COMMANDS, *human.COMMANDS, *serve.COMMANDS,
-                *workbench.COMMANDS):
+                *workbench.COMMANDS, *references.COMMANDS,
+                *rubrics.COMMANDS):
     cli.add_command(command)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from nuggetizer.assessors.base import DEFAULT_REASKS
+from nuggetizer.cli.agentic import agentic_nuggetize, agentic_options, check_agentic
 from nuggetizer.cli.batch import batch_options, echo_lines
 from nuggetizer.cli.common import (
     ANY,
@@ -81,6 +82,7 @@ from nuggetizer.scoring.files import ScoreFiles, ScoreScope
 @click.option("--map-sub-narratives", is_flag=True,
               help="map each nugget to one of its topic's sub-narratives (of --narratives or "
                    "--sub-narratives-from), kept as mapped_sub_narrative (TREC RAG 2026)")
+@agentic_options
 @topic_options
 @dry_run_options
 @batch_options
@@ -92,11 +94,24 @@ def nuggetize_command(
     grade_pool: bool, run_paths: tuple[Path, ...], cited_only: bool,
     graded_qrels: Path | None, reasks: int, only_topics: tuple[str, ...],
     only_topics_file: Path | None, scale: str, narratives: Path | None,
-    sub_narratives_from: Path | None, map_sub_narratives: bool, **options: Any,
+    sub_narratives_from: Path | None, map_sub_narratives: bool, agentic: bool,
+    search_spec: str, search_index: str | None, max_turns: int, max_agent_tokens: int,
+    **options: Any,
 ) -> None:
     """Build an answer key for each topic (nuggets from its judged segments by default; with
-    --grade-pool, from the runs' passages graded by the LLM first)."""
+    --grade-pool, from the runs' passages graded by the LLM first; with --agentic, by the LLM
+    searching the corpus with tools)."""
     only = chosen_topics(only_topics, only_topics_file)
+    if agentic:
+        chosen = configured(method, settings, **flags)
+        check_agentic(chosen, {"--qrels": qrels, "--grade-pool": grade_pool,
+                               "--docs-run": docs_runs, "--run": run_paths,
+                               "--map-sub-narratives": map_sub_narratives,
+                               "--batch-api": options["batch_api"]})
+        agentic_nuggetize(chosen, topics, output, only, corpus, {
+            "spec": search_spec, "index": search_index, "turns": max_turns,
+            "tokens": max_agent_tokens}, options)
+        return
     grading = make_grading(scale, narratives, sub_narratives_from)
     if map_sub_narratives and grade_pool:
         raise ConfigError("--map-sub-narratives does not cover --grade-pool: grade with "

@@ -27,9 +27,13 @@ HTTP 400 and OpenAI's context-length error body, as a server does for a prompt t
 Pairwise battles (MT-Bench's layout, prompts/battle_judge) get `{"verdict": "A"|"B"|"tie"}`:
 the clearly longer answer wins, else a hash of the prompt decides. Citation support
 (prompts/support_judge, the paper's) gets `{"label": ...}`, "Full Support", "Partial Support"
-or "No Support", a hash of the prompt.
+or "No Support", a hash of the prompt. RAGDoll's rubric author gets criteria made of the
+nuggets (emulator_rubrics.py).
 `--obey-injection`: like a model hijacked by the passage, it answers the last `Labels: [...]`
 list written inside the passage, when there is one.
+A request that offers tools (agentic nugget creation) is answered by emulator_tools.py's agent:
+a search, then reads of the hits, `--tool-rounds` rounds of calls (default 2), then the nugget
+list made of what it read; the log entry names the tools called (`tools`).
 
 Every request is logged as one JSON line: arrival and answer times (t0, t), seq, digest of the
 messages, k, prompt kind, its search query, outcome, HTTP status, and for an answer the
@@ -57,9 +61,12 @@ from nuggetizer.testing.emulator_batches import (
     Batches,  # the files and batches endpoints (Batch API)
 )
 from nuggetizer.testing.emulator_reasoning import add_arguments, rejection, think
+from nuggetizer.testing.emulator_rubrics import AUTHOR, authored
+from nuggetizer.testing.emulator_tools import call_message, final_nuggets, next_call
 
 ASSIGN = re.compile(r"label each of the (\d+) nuggets either as support, partial_support, or "
                     r"not_support")
+ASSIGN2 = re.compile(r"label each of the (\d+) nuggets either as support or not_support")
 IMPORTANCE = re.compile(r"label each of the (\d+) nuggets either a vital or okay")
 CREATE = re.compile(r"Update the list of atomic nuggets.*?at most (\d+) nuggets", re.DOTALL)
 INITIAL = re.compile(r"^Initial Nugget List: (.*)$", re.MULTILINE)
@@ -74,6 +81,7 @@ SUPPORT_ANSWERS = ("Full Support", "Partial Support", "No Support")
 MENUS = {
     "assign": ("support", "partial_support", "not_support"),
     "importance": ("vital", "okay"),
+    "assign2": ("support", "not_support"),  # castorini's two-grade assignment
 }
 FAULTS = ("429", "500", "timeout", "drop", "truncated", "offmenu", "count", "garbage")
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
@@ -101,6 +109,7 @@ class Settings:
     persona: str = "plain"  # or "reasoning" (emulator_reasoning.py)
     reasoning_tokens: int = 256
     reasoning_format: str = "none"
+    tool_rounds: int = 2  # rounds of tool calls before the answer (emulator_tools.py)
 
 
 def parse_mix(text: str) -> dict[str, float]:
@@ -137,7 +146,10 @@ def classify(prompt: str) -> tuple[str, int]:
         return "battle", 0
     if SUPPORT in prompt:
         return "support", 0
-    for kind, pattern in (("assign", ASSIGN), ("importance", IMPORTANCE), ("create", CREATE)):
+    if AUTHOR in prompt:
+        return "author", 0
+    for kind, pattern in (("assign", ASSIGN), ("assign2", ASSIGN2), ("importance", IMPORTANCE),
+                          ("create", CREATE)):
         match = pattern.search(prompt)
         if match:
             return kind, int(match.group(1))
@@ -172,6 +184,8 @@ def good_answer(settings: Settings, kind: str, n: int, prompt: str) -> list[str]
     if kind == "support":
         u = unit(settings.seed, "support", prompt)
         return [json.dumps({"label": SUPPORT_ANSWERS[int(u * len(SUPPORT_ANSWERS))]})]
+    if kind == "author":
+        return [authored(settings.seed, prompt)]
     if kind == "create":
         match = INITIAL.search(prompt)
         try:  # JSON, or a Python list as castorini's rendering writes it
@@ -309,6 +323,8 @@ class Emulator:
         k, fault = self.decide(messages, digest)
         prompt = first_user(messages)
         kind, n = classify(prompt)
+        if body.get("tools"):
+            kind = "agentic"
         query = QUERY.search(prompt)
         entry = {"t0": round(time.time(), 4), "seq": seq, "digest": digest, "k": k, "via": via,
                  "kind": kind, "n": n, "query": query.group(1)[:80] if query else None}
@@ -340,10 +356,14 @@ class Emulator:
         while not self._open():
             self.released.clear()
             await self.released.wait()
-        good = good_answer(s, kind, n, prompt)
+        call = next_call(body, prompt, s.tool_rounds) if kind == "agentic" else None
+        good = final_nuggets(body, prompt) if kind == "agentic" else good_answer(s, kind, n,
+                                                                                  prompt)
         finish: str | None
-        if fault is None:
-            text, finish = (good[0] if kind in ("grade", "battle", "support")
+        if call is not None and fault in (None, "offmenu", "count"):
+            text, finish = "", "tool_calls"
+        elif fault is None:
+            text, finish = (good[0] if kind in ("grade", "battle", "support", "author")
                             else json.dumps(good)), "stop"
         else:
             text, finish = faulty_answer(fault, kind, good, unit(s.seed, "how", digest, k))
@@ -353,6 +373,10 @@ class Emulator:
         words = prompt_tokens(messages)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         completion, usage, reasoning = len(text) // 4 + 1, {}, 0
+        if finish == "tool_calls" and call is not None:
+            message = call_message(seq, call)
+            completion = len(json.dumps(call["arguments"])) // 4 + 1
+            entry["tools"] = [call["name"]]
         if s.persona == "reasoning":
             thought = think(text, finish, body, s.reasoning_tokens, s.reasoning_format)
             message, finish, completion, reasoning = (
@@ -465,6 +489,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         poison=list(args.poison), refuse=list(args.refuse), obey_injection=args.obey_injection,
         api_key=args.api_key, models=list(args.model), persona=args.persona,
         reasoning_tokens=args.reasoning_tokens, reasoning_format=args.reasoning_format,
+        tool_rounds=args.tool_rounds,
     )
 
 
@@ -503,6 +528,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", action="append", default=[], help="answer HTTP 404 to "
                         "other models (repeatable)")
     parser.add_argument("--obey-injection", action="store_true")
+    parser.add_argument("--tool-rounds", type=int, default=2, help="rounds of tool calls "
+                        "before answering a request that offers tools")
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -19,6 +19,8 @@ VARIABLES: dict[str, dict[str, object]] = {
                        "max_nuggets": 30},
     "nuggets_importance": {"query": "q", "nuggets": ["a", "b"]},
     "nuggets_assign": {"query": "q", "answer": "a", "nuggets": ["a", "b"]},
+    "nuggets_assign_binary": {"query": "THE QUERY", "answer": "THE ANSWER", "nuggets": ["a"]},
+    "nuggets_agentic_create": {"query": "THE QUERY", "nuggets": ["a"], "max_nuggets": 30},
     "nuggets_subnarrative": {"query": "THE QUERY", "sub_narratives": ["S1", "S2"],
                              "nuggets": ["a", "b"]},
     "crux_questions": {"n": 15, "summary": "THE SUMMARY"},
@@ -32,10 +34,12 @@ VARIABLES: dict[str, dict[str, object]] = {
     "umbrela_subnarrative": {"narrative": "THE NARRATIVE", "sub_narratives": '["A", "B"]',
                              "passage": "THE PASSAGE"},
     "support_judge": {"sentence": "THE SENTENCE", "passage": "THE PASSAGE"},
+    "rubrics_author": {"query": "THE QUERY", "nuggets": [{"text": "THE NUGGET",
+                                                          "importance": "vital"}]},
     "rubrics_grade": {"document": "THE DOCUMENT", "criterion": "THE CRITERION",
                       "axis": "THE AXIS", "weight": -3.0, "ternary": False},
-    "battle_judge": {"narrative": "THE NARRATIVE", "answer_a": "ANSWER A [0]",
-                     "answer_b": "ANSWER B [1]",
+    "battle_judge": {"narrative": "THE NARRATIVE", "rubric": "THE RUBRIC",
+                     "answer_a": "ANSWER A [0]", "answer_b": "ANSWER B [1]",
                      "documents": [{"label": "doc1", "text": "THE DOCUMENT"}]},
 }
 # A sentence of each published prompt that the default template must keep.

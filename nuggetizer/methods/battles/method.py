@@ -43,6 +43,7 @@ from nuggetizer.methods.battles import measures as mb
 from nuggetizer.methods.battles.measures import POSITION, two_orders
 from nuggetizer.methods.battles.records import BATTLES_FILE, BattleJudgment, battle_key
 from nuggetizer.methods.battles.report import BattlesPart
+from nuggetizer.methods.battles.rubric import file_digest, load_rubrics
 from nuggetizer.methods.battles.step import judge_battles, plan_battles
 from nuggetizer.methods.battles.table import BattleTable, read_table, table_of
 from nuggetizer.parsing import ParseFailure, label_schema
@@ -71,6 +72,9 @@ class BattlesConfig:
     rounds: int = setting(200, "bootstrap rounds (resampling topics) of the score intervals")
     level: float = setting(0.95, "confidence level of the score intervals")
     reasks: int = setting(DEFAULT_REASKS, "re-asks of a verdict that does not parse")
+    rubrics: str = setting("", "rubrics file (ResearchRubrics' shape, or author-rubrics'): the "
+                           "topic's criteria shown in the prompt, as RAGDoll's rubric-guided "
+                           "battles show them")
 
     def __post_init__(self) -> None:
         check_choices(self)
@@ -183,7 +187,26 @@ class BattlesMethod(AnswerKeyMethod):
         return self.prompt("battle_judge").render(
             narrative=battle.narrative, answer_a=render_answer(shown[0]),
             answer_b=render_answer(shown[1]),
-            documents=battle.documents if self.config.documents else [])
+            documents=battle.documents if self.config.documents else [],
+            rubric=self.rubric_of(battle.qid))
+
+    def rubric_of(self, qid: str) -> str:
+        """The topic's criteria as the prompt shows them ("" without a rubrics setting)."""
+        if not self.config.rubrics:
+            return ""
+        if "_rubrics" not in self.__dict__:
+            self.__dict__["_rubrics"] = load_rubrics(self.config.rubrics)
+        rubrics: dict[str, str] = self.__dict__["_rubrics"]
+        if qid not in rubrics:
+            raise ConfigError(f"--set rubrics={self.config.rubrics}: topic {qid!r} has no "
+                              "rubric there; give a rubrics file with every topic judged")
+        return rubrics[qid]
+
+    def settings(self) -> dict[str, Any]:
+        found = super().settings()
+        if self.config.rubrics:
+            found["rubrics_sha256"] = file_digest(self.config.rubrics)
+        return found
 
     async def judge_together(self, assessor: Assessor,
                              targets: Mapping[str, Mapping[str, Target]],

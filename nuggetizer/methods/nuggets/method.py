@@ -51,6 +51,8 @@ from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrat
 from nuggetizer.methods.nuggets.mapping import map_sub_narratives
 from nuggetizer.methods.nuggets.report import Gaps
 from nuggetizer.methods.nuggets.steps import (
+    AGENTIC_PROMPT,
+    ASSIGN_PROMPTS,
     MAPPING_PROMPT,
     PROMPTS,
     NuggetConfig,
@@ -96,9 +98,10 @@ class NuggetsMethod(AnswerKeyMethod):
         return (len(inputs) if config.label else 0) * batches + mapped * batches
 
     def used_prompts(self) -> tuple[str, ...]:
-        if self.sub_narrative_source is None:
-            return tuple(p for p in self.prompts if p != MAPPING_PROMPT)
-        return self.prompts
+        unused = {AGENTIC_PROMPT} | ({MAPPING_PROMPT} if self.sub_narrative_source is None
+                                    else set())
+        unused |= {p for g, (p, _) in ASSIGN_PROMPTS.items() if g != self.config.grades}
+        return tuple(p for p in self.prompts if p not in unused)
 
     def settings(self) -> dict[str, Any]:
         found = super().settings()

@@ -32,8 +32,13 @@ from nuggetizer.types import (
     joined,
 )
 
-PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign", "nuggets_subnarrative")
+PROMPTS = ("nuggets_create", "nuggets_importance", "nuggets_assign", "nuggets_subnarrative",
+           "nuggets_assign_binary", "nuggets_agentic_create")
+AGENTIC_PROMPT = "nuggets_agentic_create"  # used only by agentic creation (agentic.py)
 MAPPING_PROMPT = "nuggets_subnarrative"  # used only to map nuggets to given sub-narratives
+# the assignment prompt and its labels by `grades`: castorini's three, or support / not_support
+ASSIGN_PROMPTS = {"3": ("nuggets_assign", ASSIGNMENT_LABELS),
+                  "2": ("nuggets_assign_binary", ("support", "not_support"))}
 # A nugget is 1-12 words: the schema caps each at NUGGET_CHARS characters so that a weak model
 # cannot spend its whole budget on one string; NUGGET_TOKENS bounds the answer's token budget.
 NUGGET_CHARS = 120
@@ -53,6 +58,9 @@ class NuggetConfig:
                         commands=("nuggetize",))
     label_batch: int = setting(10, "nuggets per importance-labelling call")
     assign_batch: int = setting(10, "nuggets per call", flag="--batch", commands=("assign",))
+    grades: str = setting("3", "assignment labels: 3 (support, partial_support, not_support) or "
+                          "2 (support, not_support: castorini's two-grade prompt, as RAGDoll "
+                          "asks it)", choices=tuple(ASSIGN_PROMPTS))
     label: bool = setting(True, "label the nuggets' importance, then sort and trim them",
                           flag="--no-labels", commands=("nuggetize",),
                           flag_help="skip importance and trim (for post-editing)")
@@ -153,12 +161,13 @@ async def assign_nuggets(
     assessor: Assessor, key: NuggetList, answer: Answered, length: int, config: NuggetConfig
 ) -> Assessment:
     """Judge one answer against one topic's nuggets, listwise; failures become unjudged items."""
+    prompt, labels_asked = ASSIGN_PROMPTS[config.grades]
     results = await label_batches(
         assessor,
-        load_prompt("nuggets_assign"),
+        load_prompt(prompt),
         {"query": key.query, "answer": config.answer(answer), "render": config.render},
         [n.text for n in key.nuggets],
-        ASSIGNMENT_LABELS,
+        labels_asked,
         config.assign_batch,
         config.reasks,
     )

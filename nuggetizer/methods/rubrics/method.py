@@ -101,7 +101,7 @@ class RubricsMethod(AnswerKeyMethod):
     """ResearchRubrics: weighted criteria graded Satisfied / Not Satisfied; compliance score."""
 
     name = "rubrics"
-    prompts = ("rubrics_grade",)
+    prompts = ("rubrics_grade", "rubrics_author")  # the second: authoring.py's
     declared = mr.DECLARED
     primary = "compliance"
     targets = ("answer",)
@@ -111,6 +111,9 @@ class RubricsMethod(AnswerKeyMethod):
                   "not_satisfied (S, PS, NS); a negative weight marks "
                   "a failure mode, satisfied when the answer shows it; unjudged where it cannot "
                   "be judged")
+
+    def used_prompts(self) -> tuple[str, ...]:
+        return ("rubrics_grade",)
 
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> dict[str, Any]:
