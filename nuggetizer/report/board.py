@@ -100,10 +100,10 @@ class Board:
 
 def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[str], *,
                rounds: int = ROUNDS, trials: int = TRIALS, level: float = LEVEL,
-               alpha: float = ALPHA) -> Board:
+               alpha: float = ALPHA, test: str = "auto") -> Board:
     """The leaderboard of `table` with intervals of each of `measures` (those the table
-    holds) and the groups of the ranking measure (where the runs have per-topic values of it:
-    the groups are stretches of the page's ranks)."""
+    holds) and the groups of the ranking measure by `test` (where the runs have per-topic
+    values of it: the groups are stretches of the page's ranks)."""
     board = Board(table, ranks, level=level, rounds=rounds)
     for m in dict.fromkeys(measures):
         if m not in table.measures:
@@ -114,7 +114,7 @@ def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[s
     m = table.primary
     if m not in OWN_INTERVALS and any(m in row for rows in table.per_topic.values()
                                       for row in rows.values()):
-        board.groups[m] = groups(table, m, trials=trials, alpha=alpha)
+        board.groups[m] = groups(table, m, trials=trials, alpha=alpha, test=test)
     return board
 
 

@@ -150,7 +150,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
                  runs: Sequence[str] | None = None, declared: Sequence[Measure] = (),
-                 trials: int = TRIALS, pages: bool = True) -> Path:
+                 trials: int = TRIALS, test: str = "auto", pages: bool = True) -> Path:
     """Write `index.html` and its PNGs into `out_dir`; returns the HTML path. The leaderboard
     holds every measure of the table, the glossary those of `declared` (the methods'
     Measure declarations); the figures are drawn for each measure in `measure` (one:
@@ -161,7 +161,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     sections (and their figures) follow; a list of nugget assessments stands for the nuggets
     method's part. `sources`: what the inputs record (provenance, usage, query texts);
     `runs`: show only these (UnknownRuns, before anything is written, for an id the table
-    lacks); `trials`: of the test that groups the runs; `pages`: a page per run and per
+    lacks); `test`, `trials`: the test that groups the runs (scoring/uncertainty.py) and its
+    trials; `pages`: a page per run and per
     topic (report/drill.py)."""
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     shown = select_runs(table, runs) if runs else table
@@ -205,7 +206,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
         summary += (f" Shown: {len(shown.means)} of the {len(table.means)} runs; ranks are "
                     f"among all {len(table.means)}.")
     E = html.escape
-    board = make_board(shown, ranks, [shown.primary, *chosen], trials=trials)
+    board = make_board(shown, ranks, [shown.primary, *chosen], trials=trials, test=test)
     run_links, topic_links = links(shown) if pages else ({}, {})
     if pages:
         write_drill(out_dir, shown, ranks, sources.queries, part.details, title,
