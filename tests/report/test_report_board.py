@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import random
 import re
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 from browser import colours, rendered_dom, shoot
 from click.testing import CliRunner
-from emulated import emulator, run_assign, small_track
+from emulated import emulator, load_module, run_assign, small_track
 
 from nuggetizer.cli import cli
 
@@ -59,8 +60,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def bootstrap(per_topic: dict[str, float], topics: list[str], rounds: int = 1000,
               seed: int = 0) -> tuple[float, float]:
-    """The documented bootstrap, one resample at a time: topics drawn with replacement, the
-    run's mean over those it has a value for."""
+    """The documented bootstrap, one resample at a time: topics (sorted by id) drawn with
+    replacement, the run's mean over those it has a value for."""
+    topics = sorted(topics)
     draws = np.random.default_rng(seed).integers(0, len(topics), size=(rounds, len(topics)))
     means = []
     for row in draws:
@@ -189,3 +191,28 @@ def test_a_runs_page_shows_each_citations_support_verdict(tmp_path: Path) -> Non
         for pair in sentence["pairs"]:
             assert (f"<li class='{pair['label']}'>[{html.escape(str(pair['citation']))}] "
                     f"{html.escape(pair['docid'])}: {pair['label'].replace('_', ' ')}") in page
+
+
+def test_intervals_are_the_same_whatever_the_order_of_the_key(tmp_path: Path) -> None:
+    """The same judgments reported against the key sorted and the key shuffled: the same
+    intervals and groups (the bootstrap draws the topics sorted by id). The means themselves
+    are summed in the key's order, and may differ in their last bit."""
+    bench = load_module(Path(__file__).resolve().parents[2] / "benchmarks" / "bench_score.py")
+    key = bench.synthesize(tmp_path, 7, 40, 6, 3)
+    lines = key.read_text().splitlines()
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_text("\n".join(random.Random(1).sample(lines, len(lines))) + "\n")
+    ordered = tmp_path / "sorted.jsonl"
+    ordered.write_text("\n".join(sorted(lines, key=lambda line: json.loads(line)["qid"]))
+                       + "\n")
+    assert shuffled.read_text() != ordered.read_text()
+    tables = []
+    for name, path in (("shuffled", shuffled), ("sorted", ordered)):
+        out = tmp_path / name
+        done = invoke("report", tmp_path / "assessments", "--nuggets", path, "-o", out,
+                      "--no-pages", "--trials", "500")
+        assert done.exit_code == 0, done.output
+        rows = table_rows((out / "index.html").read_text(encoding="utf-8"))
+        assert rows[0][4] == "V_strict 95% CI" and rows[1][4].startswith("[")
+        tables.append([(row[1], row[2], row[4]) for row in rows])
+    assert tables[0] == tables[1]
