@@ -6,6 +6,7 @@ HTML for the page, and as Markdown and LaTeX (booktabs) tables for a paper."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -134,32 +135,46 @@ def board_html(board: Board, links: Mapping[str, str]) -> str:
             + "</div>")
 
 
+_MARKDOWN = re.compile(r"[\\`*\[\]~|]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
 def markdown_cell(text: str) -> str:
-    """Text as one Markdown table cell: its `|` escaped, and `<`, `>` and `&` written as
-    entities, so that a run id or topic holding HTML stays text wherever the table is rendered
-    (a Markdown renderer passes raw HTML through)."""
-    return html.escape(text, quote=False).replace("|", "\\|")
+    """Text as one Markdown table cell that reads back as itself: `<`, `>` and `&` written
+    as entities (a run id or topic holding HTML stays text wherever the table is rendered: a
+    Markdown renderer passes raw HTML through), and a backslash before each character that
+    would split the cell or start a code span, emphasis, a link or a strike-through (`_` only
+    at the edge of a word: inside one it stays as it is)."""
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(0), html.escape(text, quote=False))
 
 
 def board_markdown(board: Board) -> str:
-    """The leaderboard as a Markdown table with its caption."""
+    """The leaderboard as a Markdown table with its caption: the run id (and the group
+    letters) left-aligned, the rank and the numbers right-aligned."""
     head = board.head()
-    lines = [" ".join([*board.notes(), *board.sentences()]), "",
-             "| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if k in (1, 2) else "---:" for k in range(len(head))) + "|"]
+    text = 3 if board.grouped else 2  # columns up to the first number: rank, run_id, group
+    lines = [markdown_cell(" ".join([*board.notes(), *board.sentences()])), "",
+             "| " + " | ".join(markdown_cell(h) for h in head) + " |",
+             "|" + "|".join(":---" if 0 < k < text else "---:" for k in range(len(head)))
+             + "|"]
     lines += ["| " + " | ".join(markdown_cell(t) for t, _ in row) + " |"
               for row in board.rows()]
     return "\n".join(lines) + "\n"
 
 
+# every ASCII character that LaTeX reads as a command, or that the OT1 encoding of its default
+# fonts prints as another glyph (| < > " as an em dash, inverted marks and a right quote; '
+# and ` as curly quotes); a "-" before another, so that "--" is not set as an en dash
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
           "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-          "^": r"\textasciicircum{}"}
+          "^": r"\textasciicircum{}", "|": r"\textbar{}", "<": r"\textless{}",
+          ">": r"\textgreater{}", '"': r"\textquotedbl{}", "'": r"\textquotesingle{}",
+          "`": r"\textasciigrave{}"}
 
 
 def latex_escape(text: str) -> str:
-    """Text as LaTeX sets it, its special characters escaped."""
-    return "".join(_LATEX.get(c, c) for c in text)
+    """Text as LaTeX sets it, each character as itself: its special characters escaped, the
+    ligatures of dashes broken."""
+    return "".join(_LATEX.get(c, c) for c in text).replace("--", "-{}-").replace("--", "-{}-")
 
 
 def latex_table(head: Sequence[str], rows: Sequence[Sequence[str]], caption: str,
