@@ -162,6 +162,9 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
                                          f"{measure_names(chosen_method)}", param_hint="--measure")
         files = judgment_files(list(assessments))
         keys = chosen_method.read_keys(nuggets, lenient) if nuggets else None
+        key = nuggets or beside_key(files, chosen_method.judging.key_file)
+        if part is not None and pages and key is not None:  # the topic pages' answer key
+            part.use_keys(keys if keys is not None else chosen_method.read_keys(key, True))
         table = score_judged(chosen_method,
                              gathered(read_judged(chosen_method, files, lenient, True), part,
                                       pages),
@@ -173,7 +176,6 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
                 "with an assessor that answers")
         declared = list(chosen_method.declared)
         summary = None
-        key = nuggets or beside_key(files, chosen_method.judging.key_file)
         if key is not None:
             add_jsonl(sources, key, queries=True)
             if nuggets is None:

@@ -30,15 +30,17 @@ th.desc::after{content:" \\25BC"}nav ul{columns:2}.groups{background:#f6f6ff;pad
 td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}"""
 
 # Every table sorts by a click on its column heads (numbers as numbers, a cell's data-v
-# first); inline, so that the page stays one file that needs no network.
-SCRIPT = """document.querySelectorAll("table").forEach(t=>t.querySelectorAll("th").forEach(
-(h,i)=>h.addEventListener("click",()=>{const b=t.tBodies[0];if(!b)return;
-const up=!h.classList.contains("asc");t.querySelectorAll("th").forEach(x=>x.classList.remove(
-"asc","desc"));h.classList.add(up?"asc":"desc");const key=r=>{const c=r.cells[i];
-const v=c?(c.dataset.v??c.textContent.trim()):"";const n=v===""?NaN:Number(v);
+# first); inline, so that the page stays one file that needs no network. `sortable(table)`
+# binds one table (once); the drill-down renderer calls it for the tables it draws later.
+SCRIPT = """window.sortable=t=>{if(t.dataset.sortable)return;t.dataset.sortable="1";
+t.querySelectorAll("th").forEach((h,i)=>h.addEventListener("click",()=>{const b=t.tBodies[0];
+if(!b)return;const up=!h.classList.contains("asc");t.querySelectorAll("th").forEach(x=>
+x.classList.remove("asc","desc"));h.classList.add(up?"asc":"desc");const key=r=>{
+const c=r.cells[i];const v=c?(c.dataset.v??c.textContent.trim()):"";const n=v===""?NaN:Number(v);
 return isNaN(n)?[1,v]:[0,n]};Array.from(b.rows).map(r=>[key(r),r]).sort((x,y)=>{const a=x[0],
 c=y[0];if(a[0]!==c[0])return a[0]-c[0];const d=a[1]<c[1]?-1:a[1]>c[1]?1:0;
-return up?d:-d}).forEach(p=>b.appendChild(p[1]))})));"""
+return up?d:-d}).forEach(p=>b.appendChild(p[1]))}))};
+document.querySelectorAll("table").forEach(sortable);"""
 
 E = html.escape
 # where this package is installed, and the home folder: a published page names neither
@@ -88,11 +90,17 @@ def rows_html(head: Sequence[str], rows: Sequence[Sequence[str | Cell]],
     return f"<table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def page_html(title: str, body: Sequence[str]) -> str:
-    """A whole page: its title, the style, `body` (HTML, as given) and the sorting script."""
-    return "\n".join([f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{E(title)}"
-                      f"</title><style>{STYLE}</style></head><body>", *body,
-                      f"<script>{SCRIPT}</script></body></html>"]) + "\n"
+def page_html(title: str, body: Sequence[str], style: str | None = None) -> str:
+    """A whole page: its title, the style, `body` (HTML, as given) and the sorting script;
+    `style`: the path of a style sheet holding STYLE instead, and no script (a drill-down
+    page, whose renderer holds it)."""
+    head = (f"<style>{STYLE}</style>" if style is None
+            else f"<link rel='stylesheet' href='{E(style)}'>")
+    return "\n".join([f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                      "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+                      f"<title>{E(title)}</title>{head}</head><body>", *body,
+                      *([f"<script>{SCRIPT}</script>"] if style is None else []),
+                      "</body></html>"]) + "\n"
 
 
 def _span(dates: Sequence[str]) -> str:

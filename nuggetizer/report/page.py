@@ -209,8 +209,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     board = make_board(shown, ranks, [shown.primary, *chosen], trials=trials, test=test)
     run_links, topic_links = links(shown) if pages else ({}, {})
     if pages:
-        write_drill(out_dir, shown, ranks, sources.queries, part.details, title,
-                    part.on_topic_pages)
+        write_drill(out_dir, shown, ranks, sources.queries, part, title)
     write_text_atomic(out_dir / "leaderboard.md", board_markdown(board))
     write_text_atomic(out_dir / "leaderboard.tex", board_latex(board))
     contents = [("leaderboard", "Leaderboard"), ("measures", "Measures"),
