@@ -121,18 +121,66 @@ def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[s
 
 def board_html(board: Board, links: Mapping[str, str]) -> str:
     """The groups in words and how the intervals were made, then the leaderboard table (run
-    names linked to their pages; scrolled sideways when wider than the page)."""
-    rows = [[Cell(text, links.get(text) if k == 1 else None, sort,
-                  "ci" if "[" in text else "") for k, (text, sort) in enumerate(row)]
-            for row in board.rows()]
+    names linked to their pages). The ranking measure and its interval come first after the
+    rank, then the run's name (wrapped where long), its group letters (the runs each shares
+    a letter with in its title) and the other measures: on a phone the scores are in view,
+    and only the other measures scroll sideways."""
+    head = board.head()
+    first = 2 + bool(board.grouped)  # the ranking measure's column, and its interval's
+    scores = [first] + ([first + 1] if head[first + 1:first + 2] and head[first + 1]
+                        .endswith("CI") else [])
+    order = [0, *scores, *[k for k in range(1, len(head)) if k not in scores]]
+    together = _together(board)
+    rows = []
+    for row in board.rows():
+        cells = []
+        for k, (text, sort) in enumerate(row):
+            if k == 1:
+                cells.append(Cell(text, links.get(text), None, "name"))
+            elif k == 2 and board.grouped:
+                cells.append(Cell(text, None, None, "group", together.get(row[1][0], "")))
+            else:
+                cells.append(Cell(text, None, sort, "ci" if text.startswith("[") else ""))
+        rows.append([cells[k] for k in order])
     E = html.escape
     words = "".join(f"<li>{E(s)}</li>" for s in board.sentences())
     notes = " ".join(board.notes())
     return ((f"<div class='groups'><b>Which runs can be told apart</b><ul>{words}</ul>"
              "</div>" if words else "")
             + (f"<p><small>{E(notes)}</small></p>" if notes else "")
-            + "<div class='wide'>" + rows_html(board.head(), rows, ["", "text run", "text"])
+            + "<div class='wide'>" + rows_html([head[k] for k in order], rows,
+                                               ["", "", "", "text"] if len(scores) == 2
+                                               else ["", "", "text"])
             + "</div>")
+
+
+def _together(board: Board) -> dict[str, str]:
+    """Each run's group in words, for its cell's title: the ranks of the runs it cannot be
+    told apart from."""
+    grouped = board.grouped
+    if grouped is None:
+        return {}
+    alike: dict[str, list[int]] = {run: [] for run in grouped.runs}
+    for (a, b), p in grouped.p_adjusted.items():
+        if p >= grouped.alpha:
+            alike[a].append(board.ranks[b])
+            alike[b].append(board.ranks[a])
+    if not grouped.p_adjusted:  # not tested: every run with every other
+        for run in grouped.runs:
+            alike[run] = [board.ranks[r] for r in grouped.runs if r != run]
+    said = {}
+    for run, ranks in alike.items():
+        spans: list[list[int]] = []
+        for rank in sorted([*ranks, board.ranks[run]]):
+            if spans and rank == spans[-1][1] + 1:
+                spans[-1][1] = rank
+            else:
+                spans.append([rank, rank])
+        said[run] = ("told apart from every other run" if not ranks else
+                     "cannot be told apart from the runs ranked "
+                     + ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
+                     + " (itself among them)")
+    return said
 
 
 _MARKDOWN = re.compile(r"[\\`*\[\]~|]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")

@@ -20,14 +20,15 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 td{text-align:right}td.text,td:first-child{text-align:left}th{background:#eef}
 td.run{white-space:nowrap}code{font-size:90%;word-break:break-all}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}.vital{font-weight:bold}
-.scroll{overflow:auto;max-width:100%;max-height:90vh;border:1px solid #ddd}
-.scroll img{max-width:none;border:0;margin:0}.none{color:#a00}
+td.name{min-width:9em;overflow-wrap:anywhere}.none{color:#a00}
 th{cursor:pointer;position:sticky;top:0}th.asc::after{content:" \\25B2"}
 th.desc::after{content:" \\25BC"}nav ul{columns:2}.groups{background:#f6f6ff;padding:0.5em}
 .support,.full_support{color:#060}.partial_support{color:#850}
 .not_support,.no_support,.unjudged{color:#a00}
 .answer{white-space:pre-wrap;background:#fafafa;border:1px solid #ddd;padding:0.5em}
-td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}"""
+td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}
+@media (max-width:600px){body{margin:0.5em}td,th{padding:2px 4px}td.name{min-width:7em}
+table{display:block;overflow-x:auto;max-width:100%}}"""
 
 # Every table sorts by a click on its column heads (numbers as numbers, a cell's data-v
 # first); inline, so that the page stays one file that needs no network. `sortable(table)`
@@ -58,13 +59,14 @@ def public_path(text: str) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A table cell: its text (escaped when written), a link, the value it sorts by and its
-    class."""
+    """A table cell: its text (escaped when written), a link, the value it sorts by, its
+    class and its title (shown on hover)."""
 
     text: str
     href: str | None = None
     sort: float | None = None
     cls: str = ""
+    title: str = ""
 
 
 def _cell(cell: str | Cell, cls: str) -> str:
@@ -72,7 +74,8 @@ def _cell(cell: str | Cell, cls: str) -> str:
         return f"<td class='{cls}'>{E(cell)}</td>" if cls else f"<td>{E(cell)}</td>"
     classes = " ".join(c for c in (cls, cell.cls) if c)
     attrs = (f" class='{E(classes)}'" if classes else "") + (
-        f" data-v='{cell.sort!r}'" if cell.sort is not None else "")
+        f" data-v='{cell.sort!r}'" if cell.sort is not None else "") + (
+        f" title='{E(cell.title)}'" if cell.title else "")
     text = E(cell.text)
     if cell.href is not None:
         text = f"<a href='{E(cell.href)}'>{text}</a>"

@@ -139,9 +139,8 @@ def _section_html(section: ReportSection, anchor: str) -> list[str]:
     parts = [f"<h2 id='{anchor}'>{E(section.title)}</h2>"
              + (f"\n{section.html}" if section.html else "")]
     for figure in section.figures:
-        parts.append(f"<div class='scroll'><img src='{E(figure.name)}' "
-                     f"alt='{E(figure.caption)}'></div><p><small>{E(figure.caption)}"
-                     "</small></p>")
+        parts.append(f"<img src='{E(figure.name)}' alt='{E(figure.caption)}'>"
+                     f"<p><small>{E(figure.caption)}</small></p>")
     return parts
 
 
@@ -184,7 +183,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
             continue  # no per-topic values (bt_score: one fit): its own figure, below
         tag = "" if len(chosen) == 1 else f"_{_file_part(m)}"
         figures[f"distributions{tag}.png"] = (distributions_png, m, f"Per-topic {m} of each run")
-        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run (runs by rank, "
+        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: run x topic (runs by rank, "
                                         "topics easiest first: by their mean over the runs)")
     if "L" in shown.measures:
         figures["length.png"] = (length_png, chosen[0], f"Each run's mean {chosen[0]} against "
@@ -226,15 +225,17 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  f"<li><a href='#{anchor}'>{E(text)}</a></li>" for anchor, text in contents)
              + "</ul></nav>",
              "<h2 id='leaderboard'>Leaderboard</h2>", board_html(board, run_links),
-             "<p><small>The figures label runs by this rank" + (
+             "<p><small>The figures name runs by this rank and a short label (what tells "
+             "their ids apart); hover over a group's letters for the runs a run cannot be "
+             "told apart from" + (
                  "; a run's name leads to its page (every topic's judgment), a topic's id to "
                  "its page (every run on it)" if pages else "") + ". Click a "
              "column's head to sort. The table as Markdown: <a href='leaderboard.md'>"
              "leaderboard.md</a>, as LaTeX (booktabs): <a href='leaderboard.tex'>"
              "leaderboard.tex</a>.</small></p>", glossary]
     for k, (name, (_, _, caption)) in enumerate(figures.items()):
-        parts.append(f"<h2 id='figure-{k}'>{E(caption)}</h2><div class='scroll'>"
-                     f"<img src='{name}' alt='{E(caption)}'></div>")
+        parts.append(f"<h2 id='figure-{k}'>{E(caption)}</h2>"
+                     f"<img src='{name}' alt='{E(caption)}'>")
     for k, section in enumerate(sections):
         parts += _section_html(section, f"section-{k}")
     parts += [f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",

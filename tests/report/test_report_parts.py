@@ -52,7 +52,7 @@ def test_a_battles_folder_is_reported_through_its_part_with_its_provenance(
     for plot in BattlesPart.plots:
         assert f"src='{plot.name}'" in text and plot.caption in text
         assert (tmp_path / "found" / plot.name).read_bytes().startswith(b"\x89PNG")
-    assert "win_rate: topic x run" in text
+    assert "win_rate: run x topic" in text
     # how the battles were judged, read from their files as for any method
     assert "scripted:report-part" in text
     assert load_prompt("battle_judge").sha256 in text
