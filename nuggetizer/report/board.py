@@ -138,7 +138,8 @@ def board_html(board: Board, links: Mapping[str, str]) -> str:
             if k == 1:
                 cells.append(Cell(text, links.get(text), None, "name"))
             elif k == 2 and board.grouped:
-                cells.append(Cell(text, None, None, "group", together.get(row[1][0], "")))
+                cells.append(Cell(text, None, None, "text group",
+                                  together.get(row[1][0], "")))
             else:
                 cells.append(Cell(text, None, sort, "ci" if text.startswith("[") else ""))
         rows.append([cells[k] for k in order])

@@ -159,19 +159,23 @@
 
   function judged(r) { return page.judged === true || page.judged.includes(r); }
 
-  function topicPage() {
+  function topicPage() {  // the key, the answers best first, then every run's scores
     const k = page.topic;
     const measures = D.index.measures;
     const root = document.getElementById("drill");
     const rows = page.scores.map(([r, ...values]) => {
       const run = D.index.runs[r];
       return [cell(String(run[1]), null, run[1]),
-              cell(run[0], up + run[2] + (judged(r) ? "#t" + k : ""), null,
-                   "text run"),
+              cell(run[0], up + run[2] + (judged(r) ? "#t" + k : ""), null, "text name"),
               ...values.map((v, i) => cell(number(i, v), null, v))];
     });
-    root.append(table(["overall rank", "run", ...measures], rows, []));
-    if (!page.data) return;
+    const scores = [el("h2", {id: "scores"}, "Every run's scores on this topic"),
+                    el("div", {class: "wide"},
+                       table(["overall rank", "run", ...measures], rows, []))];
+    if (!page.data) {
+      root.append(...scores);
+      return;
+    }
     const body = el("div", {}, "loading ...");
     root.append(body);
     load(k).then(data => {
@@ -179,6 +183,13 @@
       const order = new Map(page.scores.map(([r], i) => [r, i]));
       const entries = data.runs.slice().sort((a, b) => (order.get(a[0]) ?? 1e9) -
                                              (order.get(b[0]) ?? 1e9));
+      const answers = data.answers.length;
+      parts.push(el("p", {}, ...[data.key.length ? el("a", {href: "#key"}, "The answer key")
+                                                  : null,
+                                 el("a", {href: "#answers"}, answers ? "The answers"
+                                                                     : "The judgments"),
+                                 el("a", {href: "#scores"}, "Every run's scores")]
+                    .filter(x => x).flatMap((a, i) => i ? [" \u00b7 ", a] : [a])));
       if (data.key.length) {
         parts.push(el("h2", {id: "key"}, "The answer key (" + data.key.length + " nuggets)"));
         const keyRows = data.key.map((n, i) => {
@@ -189,26 +200,27 @@
             el("small", {}, list.map(r => D.index.runs[r][1] + ". " + D.index.runs[r][0])
                                  .join(", "))) : "0";
           return [String(i + 1), cell(n[0], null, null, "text"), n[1], n[2] || "-",
-                  el("td", {"data-v": by.s.length}, names(by.s)),
-                  el("td", {"data-v": by.p.length}, names(by.p))];
+                  el("td", {"data-v": by.s.length, class: "text"}, names(by.s)),
+                  el("td", {"data-v": by.p.length, class: "text"}, names(by.p))];
         });
-        parts.push(table(["#", "nugget", "importance", "sub-narrative", "runs: support",
-                          "partial support"], keyRows, ["", "text", "text", "text"]));
+        parts.push(el("div", {class: "wide"},
+                      table(["#", "nugget", "importance", "sub-narrative",
+                             "runs: support", "partial support"], keyRows,
+                            ["", "text", "text", "text"])));
       }
-      const answers = data.answers.length;
       parts.push(el("h2", {id: "answers"}, answers ? "The answers, best first"
                                                    : "The judgments, by run"));
       entries.forEach((e, i) => {
         const run = D.index.runs[e[0]];
         const score = page.scores[order.get(e[0])];
-        const said = score ? " (" + D.index.measures[D.index.primary] + " " +
-          number(D.index.primary, score[1 + D.index.primary]) + ")" : "";
+        const said = score ? ", " + D.index.measures[D.index.primary] + " " +
+          number(D.index.primary, score[1 + D.index.primary]) : "";
         parts.push(el("details", {open: i < 3 || !answers ? "" : null},
                       el("summary", {}, (i + 1) + ". ",
                          el("a", {href: up + run[2] + "#t" + k}, run[0]),
-                         " (rank " + run[1] + " overall)" + said), judgment(data, e)));
+                         " (rank " + run[1] + " overall" + said + ")"), judgment(data, e)));
       });
-      body.replaceChildren(...parts);
+      body.replaceChildren(...parts, ...scores);
       if (window.sortable) body.querySelectorAll("table").forEach(window.sortable);
       document.body.dataset.drawn = "1";
     });
