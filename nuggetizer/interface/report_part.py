@@ -87,9 +87,9 @@ class ReportPart:
         # run: topic: what its judgments show on the run's page: HTML pieces, the long ones
         # zlib-compressed (a track's answers), the short ones kept as given
         self.details: dict[str, dict[str, list[str | bytes]]] = {}
-        # topic: run: (its answer, kept; the verdict of each nugget of the topic's `key`, in
+        # topic: run: (its answer; the verdict of each nugget of the topic's `key`, in
         # VERDICT_CODES), for a method that judges answers against a key of nuggets
-        self.answers: dict[str, dict[str, tuple[str | bytes, str]]] = {}
+        self.answers: dict[str, dict[str, tuple[str, str]]] = {}
         # topic: the key, (text, importance, sub-narrative or "") of each nugget, in order
         self.key: dict[str, list[tuple[str, str, str]]] = {}
 

@@ -67,11 +67,13 @@ Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]
 
 
 def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
-             ranks: Mapping[str, int] | None) -> None:
+             ranks: Mapping[str, int] | None, meanwhile: Callable[[], None] | None = None
+             ) -> None:
     """Draw each (figure function, measure, path) of `jobs` for `table`: the heat maps, the
     slowest figures, in the figure worker's child process where there is one
-    (report/figure_worker.py) while this process draws the others; else one after the other.
-    The same functions either way, so the same bytes."""
+    (report/figure_worker.py) while this process does `meanwhile` (once the child is forked:
+    it may start threads) and draws the others; else one after the other. The same
+    functions either way, so the same bytes."""
     apart = [job for job in jobs if job[0] is heatmap_png]
     here = [job for job in jobs if job[0] is not heatmap_png]
     pending = []
@@ -85,6 +87,8 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
     if not pending:
         here = list(jobs)
     try:
+        if meanwhile is not None:
+            meanwhile()
         for draw, measure, path in here:
             quietly(draw, table, measure, path, ranks)
         for future in pending:

@@ -190,7 +190,18 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                                  "its mean answer length")
     figures.update({plot.name: (resolve_name(plot.draw), plot.measure, plot.caption)
                     for plot in [*part.plots, *_others_plots(shown, part)]})
-    draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
+    made: dict[str, Any] = {}
+
+    def meanwhile() -> None:
+        """The groups' test and the drill-down pages, while the figure worker draws."""
+        made["board"] = make_board(shown, ranks, [shown.primary, *chosen], trials=trials,
+                                   test=test)
+        if pages:
+            write_drill(out_dir, shown, ranks, sources.queries, part, title)
+
+    draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks,
+             meanwhile)
+    board = made["board"]
     sections = part.sections(shown, sources.queries, bool(runs))
     for section in sections:
         for figure in section.figures:
@@ -205,10 +216,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
         summary += (f" Shown: {len(shown.means)} of the {len(table.means)} runs; ranks are "
                     f"among all {len(table.means)}.")
     E = html.escape
-    board = make_board(shown, ranks, [shown.primary, *chosen], trials=trials, test=test)
     run_links, topic_links = links(shown) if pages else ({}, {})
-    if pages:
-        write_drill(out_dir, shown, ranks, sources.queries, part, title)
     write_text_atomic(out_dir / "leaderboard.md", board_markdown(board))
     write_text_atomic(out_dir / "leaderboard.tex", board_latex(board))
     contents = [("leaderboard", "Leaderboard"), ("measures", "Measures"),

@@ -95,6 +95,18 @@ def test_150_runs_with_known_differences_are_told_apart_with_B_10000() -> None:
     assert not separated[gap < bench.STEP / 2].any()  # equal true means: never told apart
     assert separated[gap >= 5 * bench.STEP - 1e-9].all()  # 0.10 apart: always
     assert 5000 < separated.sum() < 11175
+    # the pooled draw against every topic shuffled afresh in every trial (written here, 2,000
+    # trials): the same null distribution, its 95% quantile within the error of 2,000 trials
+    rng = np.random.default_rng(9)
+    ranges = []
+    for _ in range(20):
+        rows = np.tile(grid, (100, 1))
+        for row in rows:
+            rng.shuffle(row)
+        sums = rows.reshape(100, 300, 150).sum(axis=1) / 300
+        ranges += list(sums.max(axis=1) - sums.min(axis=1))
+    assert abs(np.quantile(ranges, 0.95) - hsd.critical(0.05)) < 0.0015
+    assert abs(np.median(ranges) - np.median(hsd.ranges)) < 0.0015
 
 
 def table_of(grid: np.ndarray) -> ScoreTable:

@@ -16,7 +16,6 @@ from nuggetizer.interface.report_part import (
     VERDICT_CODES,
     ReportPart,
     ReportSection,
-    kept,
 )
 from nuggetizer.labels import SUPPORTED
 from nuggetizer.types import Assessment
@@ -78,8 +77,10 @@ class Gaps(ReportPart):
             compress(texts, map(_SUPPORTED.__contains__, assignment)))
 
     def keep(self, record: Assessment | LabelRow) -> None:
-        """The answer (compressed when long) and one verdict character per nugget of the
-        topic's key (a nugget new to it added)."""
+        """The answer and one verdict character per nugget of the topic's key (a nugget new
+        to it added). The answers are kept as they are: at track scale (45,000 answers, 72
+        MB) compressing each to decompress it at the end cost more time than the memory is
+        worth."""
         a = record
         nuggets: Iterable[tuple[str, str, str, str]] = \
             ((t, i, v, "") for t, i, v in zip(a.texts, a.importance, a.assignment)) \
@@ -91,7 +92,7 @@ class Gaps(ReportPart):
         codes = [NOT_JUDGED] * len(self.places.get(a.qid, ()))
         for place, code in places:
             codes[place] = code
-        self.answers.setdefault(a.qid, {})[a.run_id] = (kept(a.answer_text), "".join(codes))
+        self.answers.setdefault(a.qid, {})[a.run_id] = (a.answer_text, "".join(codes))
 
     def unsupported(self) -> dict[str, list[tuple[str, str]]]:
         """Per topic, the (importance, text) of nuggets that no run supported."""
