@@ -144,22 +144,27 @@ def write_drill(out_dir: Path, table: ScoreTable, ranks: Mapping[str, int],
     ranked = table.ranking()
     number_of = {r: k for k, r in enumerate(ranked)}
     names = {q: Path(topic_links[q]).stem for q in table.topics}
-    data_files = {}
-    judged: dict[str, list[int]] = {}  # run: the numbers of the topics it has data on
-    runs_on: dict[str, list[int]] = {}  # topic: the runs with data on it
-    packed = []
-    for k, qid in enumerate(table.topics):
-        data = _topic_data(part, qid, ranked, number_of)
+    def topic(k: int) -> tuple[int, list[int], int] | None:
+        """Topic k's data file written: (k, the runs it holds, its size), None if none."""
+        data = _topic_data(part, table.topics[k], ranked, number_of)
         if data is None:
-            continue
-        data_files[qid] = f"{DATA}/{TOPICS}/{names[qid]}.js"
-        runs_on[qid] = [entry[0] for entry in data["runs"]]
-        for entry in data["runs"]:
-            judged.setdefault(ranked[entry[0]], []).append(k)
-        packed.append((k, out_dir / data_files[qid], _json(data).encode("utf-8")))
-    # deflated and written in threads (zlib and numpy let go of the interpreter meanwhile)
-    with ThreadPoolExecutor(max(1, min(4, len(packed)))) as pool:
-        size = sum(pool.map(lambda job: _write_topic(*job), packed))
+            return None
+        path = out_dir / DATA / TOPICS / f"{names[table.topics[k]]}.js"
+        return k, [entry[0] for entry in data["runs"]], _write_topic(
+            k, path, _json(data).encode("utf-8"))
+
+    # in threads (zlib and numpy let go of the interpreter meanwhile), one topic's data in
+    # memory at a time in each
+    with ThreadPoolExecutor(4) as pool:
+        written = [found for found in pool.map(topic, range(len(table.topics))) if found]
+    data_files = {table.topics[k]: f"{DATA}/{TOPICS}/{names[table.topics[k]]}.js"
+                  for k, _, _ in written}
+    runs_on = {table.topics[k]: runs for k, runs, _ in written}  # topic: runs with data
+    judged: dict[str, list[int]] = {}  # run: the numbers of the topics it has data on
+    for k, runs, _ in written:
+        for number in runs:
+            judged.setdefault(ranked[number], []).append(k)
+    size = sum(length for _, _, length in written)
     index = {"title": title, "measures": measures,
              "primary": measures.index(table.primary) if table.primary in measures else 0,
              "counts": [m in COUNTS for m in measures],
