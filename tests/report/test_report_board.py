@@ -97,8 +97,8 @@ def test_the_leaderboard_leads_with_intervals_and_groups_a_computation_apart_agr
         page.index("id='topics'") < page.index("id='provenance'")
     rows = table_rows(page)
     head = rows[0]
-    assert head[:4] == ["rank", "run_id", "group", "V_strict"]
-    assert head[4] == "V_strict 95% CI"
+    # the score and its interval first (in view on a phone), then the run and its group
+    assert head[:5] == ["rank", "V_strict", "V_strict 95% CI", "run_id", "group"]
     # the same files read apart: V_strict of each answer (the vital nuggets it supports),
     # then the plain computations
     values: dict[str, dict[str, float]] = {}
@@ -112,17 +112,17 @@ def test_the_leaderboard_leads_with_intervals_and_groups_a_computation_apart_agr
                 sum(n["assignment"] == "support" for n in vital) / len(vital)
     topics = list(dict.fromkeys(q for run in values.values() for q in run))
     assert len(topics) == TOPICS and len(values) == 3
-    shown = {row[1]: row for row in rows[1:]}
+    shown = {row[3]: row for row in rows[1:]}
     for run, scores in values.items():
         low, high = bootstrap(scores, topics)
-        assert shown[run][4] == f"[{low:.4f}, {high:.4f}]", run
+        assert shown[run][2] == f"[{low:.4f}, {high:.4f}]", run
     sig = tmp_path / "sig.tsv"
     done = invoke("significance", baselines, "--measure", "V_strict", "-o", sig)
     assert done.exit_code == 0, done.output
     with sig.open() as lines:
         pvalues = {frozenset((r["run_a"], r["run_b"])): float(r["rand_p_adj"])
                    for r in csv.DictReader(lines, delimiter="\t")}
-    ranked = [row[1] for row in rows[1:]]
+    ranked = [row[3] for row in rows[1:]]
     stretches = independent_groups(pvalues, ranked)
     words = html.unescape(page.split("<div class='groups'>", 1)[1].split("</div>", 1)[0])
     spans = [f"{a}-{b}" for a, b in stretches if b > a]
@@ -132,7 +132,7 @@ def test_the_leaderboard_leads_with_intervals_and_groups_a_computation_apart_agr
             in words
     else:
         assert "every pair of runs is told apart" in words
-    letters = {row[1]: row[2] for row in rows[1:]}
+    letters = {row[3]: row[4] for row in rows[1:]}
     for k, (a, b) in enumerate(stretches):
         for run in ranked[a - 1:b]:
             assert "abcdefghijklmnopqrstuvwxyz"[k] in letters[run]
@@ -215,6 +215,6 @@ def test_intervals_are_the_same_whatever_the_order_of_the_key(tmp_path: Path) ->
                       "--no-pages", "--trials", "500")
         assert done.exit_code == 0, done.output
         rows = table_rows((out / "index.html").read_text(encoding="utf-8"))
-        assert rows[0][4] == "V_strict 95% CI" and rows[1][4].startswith("[")
-        tables.append([(row[1], row[2], row[4]) for row in rows])
+        assert rows[0][2] == "V_strict 95% CI" and rows[1][2].startswith("[")
+        tables.append([(row[3], row[4], row[2]) for row in rows])
     assert tables[0] == tables[1]

@@ -151,7 +151,8 @@ def test_runs_shows_a_subset_with_ranks_among_all(evaluated: Path, tmp_path: Pat
     board = (evaluated / "leaderboard.tsv").read_text().splitlines()[1:]
     ranks = {line.split("\t")[0]: k for k, line in enumerate(board, 1)}
     for run_id in ("sample-good", "sample-poor"):
-        assert re.search(rf"{ranks[run_id]} {run_id} ([a-z]+ )?\d", text)  # group letters
+        # rank, the score and its interval, the run, its group letters
+        assert re.search(rf"{ranks[run_id]} \d\.\d{{4}} \[[\d., ]+\] {run_id} [a-z]+ \d", text)
     assert "Shown: 2 of the 3 runs; ranks are among all 3." in text
     listed = tmp_path / "runs.txt"
     listed.write_text("# the finalists\nsample-middling\n")
