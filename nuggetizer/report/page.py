@@ -7,8 +7,9 @@ Made from nugget assessments, or from a per-topic TSV: the combined one of a sev
 A subset of the runs (`runs=`) can be shown; their ranks stay those among all runs.
 
 Writes `index.html` and its PNGs into one folder; the page needs no server or script (open
-the file in any browser). The figures are drawn by `report_figures`, the HTML parts by
-`report_html`, and what the inputs record is gathered by `report_sources`.
+the file in any browser); the drill-down pages beside it (report/drill.py) are drawn by their
+script, offline. The figures are drawn by report/figures.py, the HTML parts by
+report/html.py and board.py, and what the inputs record is gathered by report/sources.py.
 """
 
 from __future__ import annotations
