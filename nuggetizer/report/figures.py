@@ -54,15 +54,31 @@ def figure(rows: int = 1, cols: int = 1, *, width: float = 8, height: float = 4.
     return fig, list(axes.flat)
 
 
-def save(fig: Any, path: Path) -> None:
-    """Save a figure as PNG atomically (rendered in memory, then written) and close it."""
+def save(fig: Any, path: Path, places: Callable[[], Any] | None = None) -> Any:
+    """Save a figure as PNG atomically (rendered in memory, then written) and close it;
+    `places()`, called once the figure is laid out, gives what to return (where its points
+    fall, for the page's hover titles)."""
     buffer = io.BytesIO()
+    found = None
     with warnings.catch_warnings():  # a library's warnings are not the user's to read
         warnings.simplefilter("ignore")
         fig.tight_layout()
+        if places is not None:
+            found = places()
         fig.savefig(buffer, format="png", dpi=DPI)
     plt.close(fig)
     write_bytes_atomic(path, buffer.getvalue(), sync=False)
+    return found
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A run's point on a figure: its centre in the PNG's pixels (from the top left) and the
+    text of its hover title."""
+
+    x: int
+    y: int
+    title: str
 
 
 Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]
@@ -70,12 +86,13 @@ Draw = Callable[[ScoreTable, str, Path, "Mapping[str, int] | None"], object]
 
 def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
              ranks: Mapping[str, int] | None, meanwhile: Callable[[], None] | None = None
-             ) -> None:
+             ) -> dict[Path, Any]:
     """Draw each (figure function, measure, path) of `jobs` for `table`: the heat maps, the
     slowest figures, in the figure worker's child process where there is one
     (report/figure_worker.py) while this process does `meanwhile` (once the child is forked:
     it may start threads) and draws the others; else one after the other. The same
-    functions either way, so the same bytes."""
+    functions either way, so the same bytes. Returns what each figure function returned, by
+    path."""
     apart = [job for job in jobs if job[0] is heatmap_png]
     here = [job for job in jobs if job[0] is not heatmap_png]
     pending = []
@@ -88,15 +105,17 @@ def draw_all(jobs: Sequence[tuple[Draw, str, Path]], table: ScoreTable,
             pending.append(future)
     if not pending:
         here = list(jobs)
+    drawn = {}
     try:
         if meanwhile is not None:
             meanwhile()
         for draw, measure, path in here:
-            quietly(draw, table, measure, path, ranks)
-        for future in pending:
-            future.result()  # a child's error is raised here
+            drawn[path] = quietly(draw, table, measure, path, ranks)
+        for (_, _, path), future in zip(apart, pending):
+            drawn[path] = future.result()  # a child's error is raised here
     finally:
         figure_worker.stop()
+    return drawn
 
 
 def quietly(draw: Draw, table: ScoreTable, measure: str, path: Path,
@@ -363,10 +382,11 @@ class IndexColours(ListedColormap):
 
 
 def length_png(table: ScoreTable, measure: str, path: Path,
-               ranks: Mapping[str, int] | None = None) -> None:
+               ranks: Mapping[str, int] | None = None) -> list[Spot]:
     """Each run's mean `measure` against its mean answer length L: one point per run,
     labelled by its rank and short label up to POINTS_RUNS runs, by its rank beyond (with
-    the full run names in a legend up to LEGEND_RUNS runs)."""
+    the full run names in a legend up to LEGEND_RUNS runs); returns each point's Spot (its
+    rank and full run name), for the page's hover titles."""
     ranked = [(rank, run) for rank, run in ranks_of(table, ranks)
               if "L" in table.means[run] and measure in table.means[run]]
     named = len(ranked) <= LEGEND_RUNS
@@ -389,4 +409,11 @@ def length_png(table: ScoreTable, measure: str, path: Path,
                   handlelength=0, title="rank. run")
     ax.set_xlabel("mean answer length L (words)")
     ax.set_ylabel(f"mean {measure}")
-    save(fig, path)
+
+    def spots() -> list[Spot]:
+        height = fig.get_figheight() * fig.dpi
+        centres = ax.transData.transform(np.column_stack([x, y])) if len(x) else []
+        return [Spot(round(px), round(height - py), f"{rank}. {run}")
+                for (rank, run), (px, py) in zip(ranked, centres)]
+
+    return list(save(fig, path, spots))

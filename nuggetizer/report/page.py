@@ -33,6 +33,7 @@ from nuggetizer.measures.base import Measure
 from nuggetizer.report.board import board_html, board_latex, board_markdown, make_board
 from nuggetizer.report.drill import links, write_drill
 from nuggetizer.report.figures import (
+    Spot,
     distributions_png,
     draw_all,
     heatmap_png,
@@ -135,6 +136,19 @@ def _others_plots(table: ScoreTable, part: ReportPart) -> list[Plot]:
     return found
 
 
+def _figure_html(name: str, caption: str, drawn: Any, k: int) -> str:
+    """A figure at its own size; where its function says where each run's point falls
+    (Spots), an image map gives each point its run's rank and full name on hover."""
+    E = html.escape
+    spots = [s for s in drawn if isinstance(s, Spot)] if isinstance(drawn, list) else []
+    if not spots:
+        return f"<img src='{E(name)}' alt='{E(caption)}'>"
+    areas = "".join(f"<area shape='circle' coords='{s.x},{s.y},5' title='{E(s.title)}' "
+                    f"alt='{E(s.title)}'>" for s in spots)
+    return (f"<img src='{E(name)}' alt='{E(caption)}' usemap='#spots-{k}'>"
+            f"<map name='spots-{k}'>{areas}</map>")
+
+
 def _section_html(section: ReportSection, anchor: str) -> list[str]:
     E = html.escape
     parts = [f"<h2 id='{anchor}'>{E(section.title)}</h2>"
@@ -200,8 +214,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
         if pages:
             write_drill(out_dir, shown, ranks, sources.queries, part, title)
 
-    draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks,
-             meanwhile)
+    drawn = draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()],
+                     shown, ranks, meanwhile)
     board = made["board"]
     sections = part.sections(shown, sources.queries, bool(runs))
     for section in sections:
@@ -244,7 +258,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
              "leaderboard.tex</a>.</small></p>", glossary]
     for k, (name, (_, _, caption)) in enumerate(figures.items()):
         parts.append(f"<h2 id='figure-{k}'>{E(caption)}</h2>"
-                     f"<img src='{name}' alt='{E(caption)}'>")
+                     + _figure_html(name, caption, drawn.get(out_dir / name), k))
     for k, section in enumerate(sections):
         parts += _section_html(section, f"section-{k}")
     parts += [f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",

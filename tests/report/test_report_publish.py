@@ -245,6 +245,15 @@ def test_a_track_size_report_is_light_and_its_groups_tell_runs_apart(
                   .read_text().splitlines())
     image = matplotlib.image.imread(out / "heatmap.png")
     assert image.shape[1] <= 1180  # whole within the page at 1280 px
+    # the length figure labels its 150 points by rank; hovering one gives the run's full
+    # name, at the point's very pixels
+    length = matplotlib.image.imread(out / "length.png")
+    areas = re.findall(r"<area shape='circle' coords='(\d+),(\d+),5' title='(\d+)\. ([^']+)'",
+                       page)
+    assert sorted(name for _, _, _, name in areas) == [TRACK_NAME.format(r) for r in range(150)]
+    for x, y, _, _ in areas:
+        window = length[int(y) - 3:int(y) + 4, int(x) - 3:int(x) + 4, :3]
+        assert ((window[..., 2] > 0.5) & (window[..., 0] < 0.5)).any(), (x, y)
     rows = table_rows(page)
     assert rows[0][:4] == ["rank", "V_strict", "V_strict 95% CI", "run_id"]
     for row in (rows[1], rows[75], rows[150]):
