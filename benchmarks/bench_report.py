@@ -5,11 +5,12 @@
 
 Writes the assessment files as `bench_score.py` does (long run names, as the report's scale
 test uses), then runs `nuggetizer report FOLDER -o OUT` in fresh processes and prints the
-median time and peak memory (max RSS). With `--checkout` (repeatable: each a checkout with its
-own .venv), the checkouts report on the same files in alternating runs, and their pages and
-figures are compared: the HTML byte for byte (the date aside), each PNG byte for byte and, where
-the bytes differ, pixel for pixel. `--main-only`: every checkout but the first (an older one,
-without drill-down pages) writes the main page alone (`report --no-pages`).
+median time (wall and CPU) and peak memory (max RSS, and PSS of the process tree), and the size
+and file count of the folder written. With `--checkout` (repeatable: each a checkout with its
+own .venv, e.g. a `git worktree` of an older commit), the checkouts report on the same files
+in alternating runs, and their pages and figures are compared: the HTML byte for byte (the
+date aside), each PNG byte for byte and, where the bytes differ, pixel for pixel.
+`--main-only`: every checkout writes the main page alone (`report --no-pages`).
 """
 
 from __future__ import annotations
@@ -47,9 +48,8 @@ def main() -> None:
         prepare(folder, args, name=NAME)
 
         def command(out: Path) -> list[str]:
-            later = out.parent.name != "checkout0"  # out/checkoutN/roundR
             return ["report", str(folder / "assessments"), "-o", str(out),
-                    *(["--no-pages"] if main_only and later else [])]
+                    *(["--no-pages"] if main_only else [])]
 
         timings = alternate(args.checkouts, args.repeat, folder / "out", command)
         for t in timings:
@@ -57,8 +57,10 @@ def main() -> None:
         for index in range(len(args.checkouts)):
             written = folder / "out" / f"checkout{index}" / "round0"
             size = sum(p.stat().st_size for p in written.rglob("*") if p.is_file())
+            page = (written / "index.html").stat().st_size
             print(f"checkout {index}: the written folder holds {size / 2**20:.1f} MiB in "
-                  f"{sum(1 for p in written.rglob('*') if p.is_file())} files")
+                  f"{sum(1 for p in written.rglob('*') if p.is_file())} files; index.html "
+                  f"{page / 2**20:.2f} MiB")
         for line in compare(folder / "out", len(args.checkouts), lambda p: p.suffix != ".png"):
             only = line.count("(only in one)")  # the drill-down pages an older checkout lacks
             print(line if len(line) < 600 else f"{line[:600]} ... ({only} files in one only)")

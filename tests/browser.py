@@ -1,11 +1,16 @@
-"""A page rendered in headless Chromium, as a person would see it (the tests of the report)."""
+"""A page rendered in headless Chromium, as a person would see it (the tests of the report):
+screenshots and the DOM by the chromium command, and pages driven by Playwright (Debian's
+chromium, its `executable_path`) where a page's script draws it."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import matplotlib.image
 import numpy as np
@@ -66,3 +71,52 @@ def colours(image: np.ndarray) -> int:
     """How many distinct colours the image holds (a blank page has one)."""
     pixels = (image[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
     return len(np.unique(pixels, axis=0))
+
+
+CHROMIUM = "/usr/bin/chromium"
+# every <details> opened (a run page reads each topic's data then), and drawn: no "loading"
+OPEN_ALL = "document.querySelectorAll('details').forEach(d => { d.open = true; })"
+DRAWN = "!document.body.innerText.includes('loading ...')"
+
+
+@contextmanager
+def playwright_page(width: int = 1280, height: int = 900) -> Iterator[Any]:
+    """A Playwright page in Debian's headless Chromium at `width` x `height` CSS pixels; the
+    page's script errors fail the test. Skips where Playwright or chromium is missing,
+    except in CI."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - the dev extra installs it
+        pytest.skip("playwright is not installed")
+    browser_path = shutil.which("chromium") or CHROMIUM
+    if not Path(browser_path).exists():
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: `make test` installs Debian's chromium")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    errors: list[str] = []
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=browser_path,
+                                         args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            yield page
+        finally:
+            browser.close()
+    assert not errors, errors
+
+
+def drawn(page: Any, path: Path, *, open_all: bool = True) -> str:
+    """Go to the report page `path` and wait until its renderer has drawn it (every
+    judgment, with `open_all`); its DOM, serialized."""
+    page.goto(path.resolve().as_uri())
+    if open_all:
+        page.evaluate(OPEN_ALL)
+    page.wait_for_function(DRAWN, timeout=60000)
+    return str(page.content())
+
+
+def drawn_dom(path: Path, width: int = 1280) -> str:
+    """The report page `path` as the browser draws it, every judgment shown (serialized)."""
+    with playwright_page(width) as page:
+        return drawn(page, path)

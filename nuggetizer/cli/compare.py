@@ -4,6 +4,7 @@ judgments (`--method`), per-topic TSVs or leaderboards."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -189,10 +190,16 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
 @click.command("significance")
 @click.argument("inputs", nargs=-1, required=True, type=ANY)
 @MEASURE
+@click.option("--test", type=click.Choice(["paired", "tukey"]), default="paired",
+              show_default=True,
+              help="paired: a paired t-test and randomization test of each pair, corrected; "
+                   "tukey: the randomised Tukey HSD test of all runs at once (one set of "
+                   "permutations for every pair), with the groups as letters")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
-              show_default=True)
-@click.option("--trials", type=int, default=10000, show_default=True,
-              help="randomization trials (exact for <= 16 topics)")
+              show_default=True, help="of the paired tests")
+@click.option("--trials", type=click.IntRange(min=100), default=10000, show_default=True,
+              help="randomization trials: sign flips (paired; exact for <= 16 topics), "
+                   "permutations B (tukey)")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--alpha", type=float, default=0.05, show_default=True)
 @KEY
@@ -200,13 +207,21 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
 @click.option("-o", "--output", type=FILE, default=None, help="TSV table")
 @click.option("--markdown", type=FILE, default=None, help="markdown table")
 @LENIENT
-def significance_command(inputs: tuple[Path, ...], measure: str | None, correction: str,
-                         trials: int, seed: int, alpha: float, nuggets: Path | None,
-                         method: str, settings: tuple[str, ...], output: Path | None,
-                         markdown: Path | None, lenient: bool) -> None:
-    """Paired t-test and randomization test between every pair of runs, corrected."""
+def significance_command(inputs: tuple[Path, ...], measure: str | None, test: str,
+                         correction: str, trials: int, seed: int, alpha: float,
+                         nuggets: Path | None, method: str, settings: tuple[str, ...],
+                         output: Path | None, markdown: Path | None, lenient: bool) -> None:
+    """Paired t-test and randomization test between every pair of runs, corrected; or the
+    randomised Tukey HSD test of all runs at once (--test tukey)."""
     from nuggetizer.compare.agreement import load_scores
-    from nuggetizer.compare.significance import pairwise, table_markdown, table_tsv
+    from nuggetizer.compare.significance import (
+        pairwise,
+        table_markdown,
+        table_tsv,
+        tukey,
+        tukey_markdown,
+        tukey_tsv,
+    )
 
     chosen = configured(method, settings)
     measure = measure or chosen.primary
@@ -215,11 +230,19 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, correcti
     if scores.per_topic is None:
         raise InputError(inputs[0], None, "a leaderboard has no per-topic values: give "
                          "assessments or a per-topic TSV")
-    tests = pairwise(scores.per_topic, correction=correction, trials=trials, seed=seed)
-    topics = len(set.intersection(*(set(v) for v in scores.per_topic.values())))
-    md = table_markdown(tests, measure, topics, correction, alpha)
+    if test == "tukey":
+        started = time.process_time()
+        result = tukey(scores.per_topic, measure, trials=trials, seed=seed, alpha=alpha)
+        click.echo(f"significance: Tukey HSD, B = {trials:,} permutations, "
+                   f"{time.process_time() - started:.1f} s CPU", err=True)
+        md, tsv = tukey_markdown(result), tukey_tsv(result)
+    else:
+        tests = pairwise(scores.per_topic, correction=correction, trials=trials, seed=seed)
+        topics = len(set.intersection(*(set(v) for v in scores.per_topic.values())))
+        md, tsv = table_markdown(tests, measure, topics, correction, alpha), \
+            table_tsv(tests, alpha)
     if output:
-        write_text_atomic(output, table_tsv(tests, alpha))
+        write_text_atomic(output, tsv)
     if markdown:
         write_text_atomic(markdown, md)
     click.echo(md, nl=False)

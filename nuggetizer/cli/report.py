@@ -99,14 +99,19 @@ def declared_measures() -> list[Measure]:
               help="show only the runs listed in this file (one run id a line)")
 @click.option("--pages/--no-pages", default=True, show_default=True,
               help="a page per run and per topic (runs/, topics/: every judgment)")
+@click.option("--test", type=click.Choice(["auto", "holm", "tukey"]), default="auto",
+              show_default=True,
+              help="the test that groups the runs: the paired randomization test with Holm "
+                   "(holm), the randomised Tukey HSD test (tukey); auto: holm up to 5 runs, "
+                   "tukey beyond")
 @click.option("--trials", type=click.IntRange(min=100), default=10000, show_default=True,
-              help="sign flips of the paired randomization test that groups the runs")
+              help="trials of that test: sign flips (holm), permutations B (tukey)")
 @method_options
 @LENIENT
 def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: Path,
                    measures: tuple[str, ...], title: str, topics: Path | None,
-                   runs: str | None, runs_file: Path | None, pages: bool, trials: int,
-                   method: str, settings: tuple[str, ...], lenient: bool) -> None:
+                   runs: str | None, runs_file: Path | None, pages: bool, test: str,
+                   trials: int, method: str, settings: tuple[str, ...], lenient: bool) -> None:
     """Write a static HTML report (how it was made: assessor, model, prompt hashes, dates,
     tokens; leaderboard; the measures as the method declares them; topics with their query
     texts; distributions, heat map, length; the method's own sections, e.g. the nuggets no
@@ -157,6 +162,9 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
                                          f"{measure_names(chosen_method)}", param_hint="--measure")
         files = judgment_files(list(assessments))
         keys = chosen_method.read_keys(nuggets, lenient) if nuggets else None
+        key = nuggets or beside_key(files, chosen_method.judging.key_file)
+        if part is not None and pages and key is not None:  # the topic pages' answer key
+            part.use_keys(keys if keys is not None else chosen_method.read_keys(key, True))
         table = score_judged(chosen_method,
                              gathered(read_judged(chosen_method, files, lenient, True), part,
                                       pages),
@@ -168,7 +176,6 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
                 "with an assessor that answers")
         declared = list(chosen_method.declared)
         summary = None
-        key = nuggets or beside_key(files, chosen_method.judging.key_file)
         if key is not None:
             add_jsonl(sources, key, queries=True)
             if nuggets is None:
@@ -181,7 +188,8 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         raise click.BadParameter(str(exc), param_hint="--runs") from None
     path = write_report(table, part, output, measure=chosen[0] if len(chosen) == 1 else chosen,
                         title=title, inputs=files, summary=summary, sources=sources,
-                        runs=wanted or None, declared=declared, trials=trials, pages=pages)
+                        runs=wanted or None, declared=declared, trials=trials, test=test,
+                        pages=pages)
     click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
 
 

@@ -19,6 +19,20 @@ from pathlib import Path
 from typing import Any
 
 LONG = 400  # characters from which a piece of a judgment's HTML is kept compressed
+# a nugget's verdict on an answer, as the drill-down pages' data writes it (report/drill.py):
+# one character per nugget of the topic's key, "-" for a nugget the answer was not judged on
+VERDICT_CODES = {"support": "s", "partial_support": "p", "not_support": "n", "unjudged": "u"}
+NOT_JUDGED = "-"
+
+
+def kept(text: str) -> str | bytes:
+    """A text as the part keeps it until the pages are written: a long one compressed."""
+    return zlib.compress(text.encode("utf-8"), 1) if len(text) > LONG else text
+
+
+def unkept(text: str | bytes) -> str:
+    """A text `kept` gave, as it was."""
+    return text if isinstance(text, str) else zlib.decompress(text).decode("utf-8")
 
 
 @dataclass
@@ -63,7 +77,6 @@ class ReportPart:
     `plots` and `summary` as below. By default: nothing."""
 
     items = "items"
-    on_topic_pages = False  # what `detail` gives shown on the topic's page too (battles)
     drawn: tuple[str, ...] = ()  # the measures drawn when none is asked (else the primary)
     plots: tuple[Plot, ...] = ()  # the method's figures of the score table
 
@@ -72,9 +85,13 @@ class ReportPart:
         self.queries: dict[str, str] = {}  # qid -> query text, the first seen
         self.count = 0  # judgments added
         # run: topic: what its judgments show on the run's page: HTML pieces, the long ones
-        # zlib-compressed (a track's answers), the short ones kept as given (shared: a
-        # topic's nugget lines are the same strings for every run)
+        # zlib-compressed (a track's answers), the short ones kept as given
         self.details: dict[str, dict[str, list[str | bytes]]] = {}
+        # topic: run: (its answer; the verdict of each nugget of the topic's `key`, in
+        # VERDICT_CODES), for a method that judges answers against a key of nuggets
+        self.answers: dict[str, dict[str, tuple[str, str]]] = {}
+        # topic: the key, (text, importance, sub-narrative or "") of each nugget, in order
+        self.key: dict[str, list[tuple[str, str, str]]] = {}
 
     def shows(self, run_id: str, record: Any) -> bool:
         """Whether a judgment (of `run_id`, as read) belongs to the runs shown (all of them
@@ -94,9 +111,11 @@ class ReportPart:
     def keep(self, record: Any) -> None:
         """Keep what `detail` gives of one judgment (its long pieces compressed)."""
         for run, qid, pieces in self.detail(record):
-            kept = self.details.setdefault(run, {}).setdefault(qid, [])
-            kept += [zlib.compress(p.encode("utf-8"), 1) if len(p) > LONG else p
-                     for p in pieces]
+            self.details.setdefault(run, {}).setdefault(qid, []).extend(map(kept, pieces))
+
+    def use_keys(self, keys: Mapping[str, Any]) -> None:
+        """The answer key the judgments were scored against, when the report reads one
+        (before any judgment is added); by default unused."""
 
     def summary(self, table: Any) -> str | None:
         """The page's first line, for a method whose judgments are not counted by topic

@@ -6,6 +6,7 @@ HTML for the page, and as Markdown and LaTeX (booktabs) tables for a paper."""
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -100,10 +101,10 @@ class Board:
 
 def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[str], *,
                rounds: int = ROUNDS, trials: int = TRIALS, level: float = LEVEL,
-               alpha: float = ALPHA) -> Board:
+               alpha: float = ALPHA, test: str = "auto") -> Board:
     """The leaderboard of `table` with intervals of each of `measures` (those the table
-    holds) and the groups of the ranking measure (where the runs have per-topic values of it:
-    the groups are stretches of the page's ranks)."""
+    holds) and the groups of the ranking measure by `test` (where the runs have per-topic
+    values of it: the groups are stretches of the page's ranks)."""
     board = Board(table, ranks, level=level, rounds=rounds)
     for m in dict.fromkeys(measures):
         if m not in table.measures:
@@ -114,52 +115,115 @@ def make_board(table: ScoreTable, ranks: Mapping[str, int], measures: Sequence[s
     m = table.primary
     if m not in OWN_INTERVALS and any(m in row for rows in table.per_topic.values()
                                       for row in rows.values()):
-        board.groups[m] = groups(table, m, trials=trials, alpha=alpha)
+        board.groups[m] = groups(table, m, trials=trials, alpha=alpha, test=test)
     return board
 
 
 def board_html(board: Board, links: Mapping[str, str]) -> str:
     """The groups in words and how the intervals were made, then the leaderboard table (run
-    names linked to their pages; scrolled sideways when wider than the page)."""
-    rows = [[Cell(text, links.get(text) if k == 1 else None, sort,
-                  "ci" if "[" in text else "") for k, (text, sort) in enumerate(row)]
-            for row in board.rows()]
+    names linked to their pages). The ranking measure and its interval come first after the
+    rank, then the run's name (wrapped where long), its group letters (the runs each shares
+    a letter with in its title) and the other measures: on a phone the scores are in view,
+    and only the other measures scroll sideways."""
+    head = board.head()
+    first = 2 + bool(board.grouped)  # the ranking measure's column, and its interval's
+    scores = [first] + ([first + 1] if head[first + 1:first + 2] and head[first + 1]
+                        .endswith("CI") else [])
+    order = [0, *scores, *[k for k in range(1, len(head)) if k not in scores]]
+    together = _together(board)
+    rows = []
+    for row in board.rows():
+        cells = []
+        for k, (text, sort) in enumerate(row):
+            if k == 1:
+                cells.append(Cell(text, links.get(text), None, "name"))
+            elif k == 2 and board.grouped:
+                cells.append(Cell(text, None, None, "text group",
+                                  together.get(row[1][0], "")))
+            else:
+                cells.append(Cell(text, None, sort, "ci" if text.startswith("[") else ""))
+        rows.append([cells[k] for k in order])
     E = html.escape
     words = "".join(f"<li>{E(s)}</li>" for s in board.sentences())
     notes = " ".join(board.notes())
     return ((f"<div class='groups'><b>Which runs can be told apart</b><ul>{words}</ul>"
              "</div>" if words else "")
             + (f"<p><small>{E(notes)}</small></p>" if notes else "")
-            + "<div class='wide'>" + rows_html(board.head(), rows, ["", "text run", "text"])
+            + "<div class='wide'>" + rows_html([head[k] for k in order], rows,
+                                               ["", "", "", "text"] if len(scores) == 2
+                                               else ["", "", "text"])
             + "</div>")
 
 
+def _together(board: Board) -> dict[str, str]:
+    """Each run's group in words, for its cell's title: the ranks of the runs it cannot be
+    told apart from."""
+    grouped = board.grouped
+    if grouped is None:
+        return {}
+    alike: dict[str, list[int]] = {run: [] for run in grouped.runs}
+    for (a, b), p in grouped.p_adjusted.items():
+        if p >= grouped.alpha:
+            alike[a].append(board.ranks[b])
+            alike[b].append(board.ranks[a])
+    if not grouped.p_adjusted:  # not tested: every run with every other
+        for run in grouped.runs:
+            alike[run] = [board.ranks[r] for r in grouped.runs if r != run]
+    said = {}
+    for run, ranks in alike.items():
+        spans: list[list[int]] = []
+        for rank in sorted([*ranks, board.ranks[run]]):
+            if spans and rank == spans[-1][1] + 1:
+                spans[-1][1] = rank
+            else:
+                spans.append([rank, rank])
+        said[run] = ("told apart from every other run" if not ranks else
+                     "cannot be told apart from the runs ranked "
+                     + ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
+                     + " (itself among them)")
+    return said
+
+
+_MARKDOWN = re.compile(r"[\\`*\[\]~|]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
 def markdown_cell(text: str) -> str:
-    """Text as one Markdown table cell: its `|` escaped, and `<`, `>` and `&` written as
-    entities, so that a run id or topic holding HTML stays text wherever the table is rendered
-    (a Markdown renderer passes raw HTML through)."""
-    return html.escape(text, quote=False).replace("|", "\\|")
+    """Text as one Markdown table cell that reads back as itself: `<`, `>` and `&` written
+    as entities (a run id or topic holding HTML stays text wherever the table is rendered: a
+    Markdown renderer passes raw HTML through), and a backslash before each character that
+    would split the cell or start a code span, emphasis, a link or a strike-through (`_` only
+    at the edge of a word: inside one it stays as it is)."""
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(0), html.escape(text, quote=False))
 
 
 def board_markdown(board: Board) -> str:
-    """The leaderboard as a Markdown table with its caption."""
+    """The leaderboard as a Markdown table with its caption: the run id (and the group
+    letters) left-aligned, the rank and the numbers right-aligned."""
     head = board.head()
-    lines = [" ".join([*board.notes(), *board.sentences()]), "",
-             "| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if k in (1, 2) else "---:" for k in range(len(head))) + "|"]
+    text = 3 if board.grouped else 2  # columns up to the first number: rank, run_id, group
+    lines = [markdown_cell(" ".join([*board.notes(), *board.sentences()])), "",
+             "| " + " | ".join(markdown_cell(h) for h in head) + " |",
+             "|" + "|".join(":---" if 0 < k < text else "---:" for k in range(len(head)))
+             + "|"]
     lines += ["| " + " | ".join(markdown_cell(t) for t, _ in row) + " |"
               for row in board.rows()]
     return "\n".join(lines) + "\n"
 
 
+# every ASCII character that LaTeX reads as a command, or that the OT1 encoding of its default
+# fonts prints as another glyph (| < > " as an em dash, inverted marks and a right quote; '
+# and ` as curly quotes); a "-" before another, so that "--" is not set as an en dash
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
           "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-          "^": r"\textasciicircum{}"}
+          "^": r"\textasciicircum{}", "|": r"\textbar{}", "<": r"\textless{}",
+          ">": r"\textgreater{}", '"': r"\textquotedbl{}", "'": r"\textquotesingle{}",
+          "`": r"\textasciigrave{}"}
 
 
 def latex_escape(text: str) -> str:
-    """Text as LaTeX sets it, its special characters escaped."""
-    return "".join(_LATEX.get(c, c) for c in text)
+    """Text as LaTeX sets it, each character as itself: its special characters escaped, the
+    ligatures of dashes broken."""
+    return "".join(_LATEX.get(c, c) for c in text).replace("--", "-{}-").replace("--", "-{}-")
 
 
 def latex_table(head: Sequence[str], rows: Sequence[Sequence[str]], caption: str,

@@ -20,25 +20,28 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 td{text-align:right}td.text,td:first-child{text-align:left}th{background:#eef}
 td.run{white-space:nowrap}code{font-size:90%;word-break:break-all}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}.vital{font-weight:bold}
-.scroll{overflow:auto;max-width:100%;max-height:90vh;border:1px solid #ddd}
-.scroll img{max-width:none;border:0;margin:0}.none{color:#a00}
+td.name{min-width:9em;overflow-wrap:anywhere}.none{color:#a00}
 th{cursor:pointer;position:sticky;top:0}th.asc::after{content:" \\25B2"}
 th.desc::after{content:" \\25BC"}nav ul{columns:2}.groups{background:#f6f6ff;padding:0.5em}
 .support,.full_support{color:#060}.partial_support{color:#850}
 .not_support,.no_support,.unjudged{color:#a00}
 .answer{white-space:pre-wrap;background:#fafafa;border:1px solid #ddd;padding:0.5em}
-td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}"""
+td.ci{white-space:nowrap;color:#444}.wide{overflow-x:auto;max-width:100%}
+@media (max-width:600px){body{margin:0.5em}td,th{padding:2px 4px}td.name{min-width:7em}
+table{display:block;overflow-x:auto;max-width:100%}}"""
 
 # Every table sorts by a click on its column heads (numbers as numbers, a cell's data-v
-# first); inline, so that the page stays one file that needs no network.
-SCRIPT = """document.querySelectorAll("table").forEach(t=>t.querySelectorAll("th").forEach(
-(h,i)=>h.addEventListener("click",()=>{const b=t.tBodies[0];if(!b)return;
-const up=!h.classList.contains("asc");t.querySelectorAll("th").forEach(x=>x.classList.remove(
-"asc","desc"));h.classList.add(up?"asc":"desc");const key=r=>{const c=r.cells[i];
-const v=c?(c.dataset.v??c.textContent.trim()):"";const n=v===""?NaN:Number(v);
+# first); inline, so that the page stays one file that needs no network. `sortable(table)`
+# binds one table (once); the drill-down renderer calls it for the tables it draws later.
+SCRIPT = """window.sortable=t=>{if(t.dataset.sortable)return;t.dataset.sortable="1";
+t.querySelectorAll("th").forEach((h,i)=>h.addEventListener("click",()=>{const b=t.tBodies[0];
+if(!b)return;const up=!h.classList.contains("asc");t.querySelectorAll("th").forEach(x=>
+x.classList.remove("asc","desc"));h.classList.add(up?"asc":"desc");const key=r=>{
+const c=r.cells[i];const v=c?(c.dataset.v??c.textContent.trim()):"";const n=v===""?NaN:Number(v);
 return isNaN(n)?[1,v]:[0,n]};Array.from(b.rows).map(r=>[key(r),r]).sort((x,y)=>{const a=x[0],
 c=y[0];if(a[0]!==c[0])return a[0]-c[0];const d=a[1]<c[1]?-1:a[1]>c[1]?1:0;
-return up?d:-d}).forEach(p=>b.appendChild(p[1]))})));"""
+return up?d:-d}).forEach(p=>b.appendChild(p[1]))}))};
+document.querySelectorAll("table").forEach(sortable);"""
 
 E = html.escape
 # where this package is installed, and the home folder: a published page names neither
@@ -56,13 +59,14 @@ def public_path(text: str) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A table cell: its text (escaped when written), a link, the value it sorts by and its
-    class."""
+    """A table cell: its text (escaped when written), a link, the value it sorts by, its
+    class and its title (shown on hover)."""
 
     text: str
     href: str | None = None
     sort: float | None = None
     cls: str = ""
+    title: str = ""
 
 
 def _cell(cell: str | Cell, cls: str) -> str:
@@ -70,7 +74,8 @@ def _cell(cell: str | Cell, cls: str) -> str:
         return f"<td class='{cls}'>{E(cell)}</td>" if cls else f"<td>{E(cell)}</td>"
     classes = " ".join(c for c in (cls, cell.cls) if c)
     attrs = (f" class='{E(classes)}'" if classes else "") + (
-        f" data-v='{cell.sort!r}'" if cell.sort is not None else "")
+        f" data-v='{cell.sort!r}'" if cell.sort is not None else "") + (
+        f" title='{E(cell.title)}'" if cell.title else "")
     text = E(cell.text)
     if cell.href is not None:
         text = f"<a href='{E(cell.href)}'>{text}</a>"
@@ -88,11 +93,17 @@ def rows_html(head: Sequence[str], rows: Sequence[Sequence[str | Cell]],
     return f"<table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def page_html(title: str, body: Sequence[str]) -> str:
-    """A whole page: its title, the style, `body` (HTML, as given) and the sorting script."""
-    return "\n".join([f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{E(title)}"
-                      f"</title><style>{STYLE}</style></head><body>", *body,
-                      f"<script>{SCRIPT}</script></body></html>"]) + "\n"
+def page_html(title: str, body: Sequence[str], style: str | None = None) -> str:
+    """A whole page: its title, the style, `body` (HTML, as given) and the sorting script;
+    `style`: the path of a style sheet holding STYLE instead, and no script (a drill-down
+    page, whose renderer holds it)."""
+    head = (f"<style>{STYLE}</style>" if style is None
+            else f"<link rel='stylesheet' href='{E(style)}'>")
+    return "\n".join([f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                      "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+                      f"<title>{E(title)}</title>{head}</head><body>", *body,
+                      *([f"<script>{SCRIPT}</script>"] if style is None else []),
+                      "</body></html>"]) + "\n"
 
 
 def _span(dates: Sequence[str]) -> str:

@@ -7,8 +7,9 @@ Made from nugget assessments, or from a per-topic TSV: the combined one of a sev
 A subset of the runs (`runs=`) can be shown; their ranks stay those among all runs.
 
 Writes `index.html` and its PNGs into one folder; the page needs no server or script (open
-the file in any browser). The figures are drawn by `report_figures`, the HTML parts by
-`report_html`, and what the inputs record is gathered by `report_sources`.
+the file in any browser); the drill-down pages beside it (report/drill.py) are drawn by their
+script, offline. The figures are drawn by report/figures.py, the HTML parts by
+report/html.py and board.py, and what the inputs record is gathered by report/sources.py.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from nuggetizer.measures.base import Measure
 from nuggetizer.report.board import board_html, board_latex, board_markdown, make_board
 from nuggetizer.report.drill import links, write_drill
 from nuggetizer.report.figures import (
+    Spot,
     distributions_png,
     draw_all,
     heatmap_png,
@@ -134,14 +136,26 @@ def _others_plots(table: ScoreTable, part: ReportPart) -> list[Plot]:
     return found
 
 
+def _figure_html(name: str, caption: str, drawn: Any, k: int) -> str:
+    """A figure at its own size; where its function says where each run's point falls
+    (Spots), an image map gives each point its run's rank and full name on hover."""
+    E = html.escape
+    spots = [s for s in drawn if isinstance(s, Spot)] if isinstance(drawn, list) else []
+    if not spots:
+        return f"<img src='{E(name)}' alt='{E(caption)}'>"
+    areas = "".join(f"<area shape='circle' coords='{s.x},{s.y},5' title='{E(s.title)}' "
+                    f"alt='{E(s.title)}'>" for s in spots)
+    return (f"<img src='{E(name)}' alt='{E(caption)}' usemap='#spots-{k}'>"
+            f"<map name='spots-{k}'>{areas}</map>")
+
+
 def _section_html(section: ReportSection, anchor: str) -> list[str]:
     E = html.escape
     parts = [f"<h2 id='{anchor}'>{E(section.title)}</h2>"
              + (f"\n{section.html}" if section.html else "")]
     for figure in section.figures:
-        parts.append(f"<div class='scroll'><img src='{E(figure.name)}' "
-                     f"alt='{E(figure.caption)}'></div><p><small>{E(figure.caption)}"
-                     "</small></p>")
+        parts.append(f"<img src='{E(figure.name)}' alt='{E(figure.caption)}'>"
+                     f"<p><small>{E(figure.caption)}</small></p>")
     return parts
 
 
@@ -150,7 +164,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  title: str = "nuggetizer evaluation", inputs: Sequence[Path] = (),
                  summary: str | None = None, sources: Sources | None = None,
                  runs: Sequence[str] | None = None, declared: Sequence[Measure] = (),
-                 trials: int = TRIALS, pages: bool = True) -> Path:
+                 trials: int = TRIALS, test: str = "auto", pages: bool = True) -> Path:
     """Write `index.html` and its PNGs into `out_dir`; returns the HTML path. The leaderboard
     holds every measure of the table, the glossary those of `declared` (the methods'
     Measure declarations); the figures are drawn for each measure in `measure` (one:
@@ -161,7 +175,8 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
     sections (and their figures) follow; a list of nugget assessments stands for the nuggets
     method's part. `sources`: what the inputs record (provenance, usage, query texts);
     `runs`: show only these (UnknownRuns, before anything is written, for an id the table
-    lacks); `trials`: of the test that groups the runs; `pages`: a page per run and per
+    lacks); `test`, `trials`: the test that groups the runs (scoring/uncertainty.py) and its
+    trials; `pages`: a page per run and per
     topic (report/drill.py)."""
     ranks = {run: k for k, run in enumerate(table.ranking(), 1)}
     shown = select_runs(table, runs) if runs else table
@@ -183,14 +198,25 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
             continue  # no per-topic values (bt_score: one fit): its own figure, below
         tag = "" if len(chosen) == 1 else f"_{_file_part(m)}"
         figures[f"distributions{tag}.png"] = (distributions_png, m, f"Per-topic {m} of each run")
-        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: topic x run (runs by rank, "
+        figures[f"heatmap{tag}.png"] = (heatmap_png, m, f"{m}: run x topic (runs by rank, "
                                         "topics easiest first: by their mean over the runs)")
     if "L" in shown.measures:
         figures["length.png"] = (length_png, chosen[0], f"Each run's mean {chosen[0]} against "
                                  "its mean answer length")
     figures.update({plot.name: (resolve_name(plot.draw), plot.measure, plot.caption)
                     for plot in [*part.plots, *_others_plots(shown, part)]})
-    draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()], shown, ranks)
+    made: dict[str, Any] = {}
+
+    def meanwhile() -> None:
+        """The groups' test and the drill-down pages, while the figure worker draws."""
+        made["board"] = make_board(shown, ranks, [shown.primary, *chosen], trials=trials,
+                                   test=test)
+        if pages:
+            write_drill(out_dir, shown, ranks, sources.queries, part, title)
+
+    drawn = draw_all([(draw, m, out_dir / name) for name, (draw, m, _) in figures.items()],
+                     shown, ranks, meanwhile)
+    board = made["board"]
     sections = part.sections(shown, sources.queries, bool(runs))
     for section in sections:
         for figure in section.figures:
@@ -205,11 +231,7 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
         summary += (f" Shown: {len(shown.means)} of the {len(table.means)} runs; ranks are "
                     f"among all {len(table.means)}.")
     E = html.escape
-    board = make_board(shown, ranks, [shown.primary, *chosen], trials=trials)
     run_links, topic_links = links(shown) if pages else ({}, {})
-    if pages:
-        write_drill(out_dir, shown, ranks, sources.queries, part.details, title,
-                    part.on_topic_pages)
     write_text_atomic(out_dir / "leaderboard.md", board_markdown(board))
     write_text_atomic(out_dir / "leaderboard.tex", board_latex(board))
     contents = [("leaderboard", "Leaderboard"), ("measures", "Measures"),
@@ -226,15 +248,17 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
                  f"<li><a href='#{anchor}'>{E(text)}</a></li>" for anchor, text in contents)
              + "</ul></nav>",
              "<h2 id='leaderboard'>Leaderboard</h2>", board_html(board, run_links),
-             "<p><small>The figures label runs by this rank" + (
+             "<p><small>The figures name runs by this rank and a short label (what tells "
+             "their ids apart); hover over a group's letters for the runs a run cannot be "
+             "told apart from" + (
                  "; a run's name leads to its page (every topic's judgment), a topic's id to "
                  "its page (every run on it)" if pages else "") + ". Click a "
              "column's head to sort. The table as Markdown: <a href='leaderboard.md'>"
              "leaderboard.md</a>, as LaTeX (booktabs): <a href='leaderboard.tex'>"
              "leaderboard.tex</a>.</small></p>", glossary]
     for k, (name, (_, _, caption)) in enumerate(figures.items()):
-        parts.append(f"<h2 id='figure-{k}'>{E(caption)}</h2><div class='scroll'>"
-                     f"<img src='{name}' alt='{E(caption)}'></div>")
+        parts.append(f"<h2 id='figure-{k}'>{E(caption)}</h2>"
+                     + _figure_html(name, caption, drawn.get(out_dir / name), k))
     for k, section in enumerate(sections):
         parts += _section_html(section, f"section-{k}")
     parts += [f"<h2 id='topics'>Topics ({len(shown.topics)})</h2>",

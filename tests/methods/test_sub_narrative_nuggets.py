@@ -6,16 +6,19 @@ assessment labels; a key without sub-narratives gets no such column."""
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import drawn_dom
 from click.testing import CliRunner
 from shared_data import RAG26_DEV
 from test_rag26 import write_run
 
 from nuggetizer.cli import cli
 from nuggetizer.formats import nuggets_record, read_nuggets
+from nuggetizer.report.drill import file_names
 
 NUGGETS = RAG26_DEV / "rag25-dev-nuggets.jsonl"
 TOPICS = RAG26_DEV / "rag25-topics-dev.tsv"
@@ -128,6 +131,14 @@ def test_assignment_keeps_the_fields_and_score_gives_coverage(key: Path,
     invoke("report", out, "--nuggets", key, "-o", html, "--measure", "SN_cov_vital")
     page = (html / "index.html").read_text(encoding="utf-8")
     assert "<th>SN_cov_all</th>" in page and "mean over its sub-narratives" in page
+    # the topic's page gives its key with each nugget's sub-narrative
+    first = records[0]
+    shown = drawn_dom(html / "topics" / file_names([first["qid"]])[first["qid"]])
+    for nugget in first["nuggets"]:
+        row = (f"<td class=\"text\">{escape(nugget['text'], quote=False)}</td>"
+               f"<td class=\"text\">{nugget['importance']}</td><td class=\"text\">"
+               f"{escape(nugget['mapped_sub_narrative'] or '-', quote=False)}</td>")
+        assert row in shown, row
 
 
 def test_a_key_without_sub_narratives_has_no_coverage_column(key: Path,

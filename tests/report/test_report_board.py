@@ -10,14 +10,15 @@ from __future__ import annotations
 import csv
 import html
 import json
+import random
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import colours, rendered_dom, shoot
+from browser import colours, drawn_dom, rendered_dom, shoot
 from click.testing import CliRunner
-from emulated import emulator, run_assign, small_track
+from emulated import emulator, load_module, run_assign, small_track
 
 from nuggetizer.cli import cli
 
@@ -59,8 +60,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def bootstrap(per_topic: dict[str, float], topics: list[str], rounds: int = 1000,
               seed: int = 0) -> tuple[float, float]:
-    """The documented bootstrap, one resample at a time: topics drawn with replacement, the
-    run's mean over those it has a value for."""
+    """The documented bootstrap, one resample at a time: topics (sorted by id) drawn with
+    replacement, the run's mean over those it has a value for."""
+    topics = sorted(topics)
     draws = np.random.default_rng(seed).integers(0, len(topics), size=(rounds, len(topics)))
     means = []
     for row in draws:
@@ -95,8 +97,8 @@ def test_the_leaderboard_leads_with_intervals_and_groups_a_computation_apart_agr
         page.index("id='topics'") < page.index("id='provenance'")
     rows = table_rows(page)
     head = rows[0]
-    assert head[:4] == ["rank", "run_id", "group", "V_strict"]
-    assert head[4] == "V_strict 95% CI"
+    # the score and its interval first (in view on a phone), then the run and its group
+    assert head[:5] == ["rank", "V_strict", "V_strict 95% CI", "run_id", "group"]
     # the same files read apart: V_strict of each answer (the vital nuggets it supports),
     # then the plain computations
     values: dict[str, dict[str, float]] = {}
@@ -110,17 +112,17 @@ def test_the_leaderboard_leads_with_intervals_and_groups_a_computation_apart_agr
                 sum(n["assignment"] == "support" for n in vital) / len(vital)
     topics = list(dict.fromkeys(q for run in values.values() for q in run))
     assert len(topics) == TOPICS and len(values) == 3
-    shown = {row[1]: row for row in rows[1:]}
+    shown = {row[3]: row for row in rows[1:]}
     for run, scores in values.items():
         low, high = bootstrap(scores, topics)
-        assert shown[run][4] == f"[{low:.4f}, {high:.4f}]", run
+        assert shown[run][2] == f"[{low:.4f}, {high:.4f}]", run
     sig = tmp_path / "sig.tsv"
     done = invoke("significance", baselines, "--measure", "V_strict", "-o", sig)
     assert done.exit_code == 0, done.output
     with sig.open() as lines:
         pvalues = {frozenset((r["run_a"], r["run_b"])): float(r["rand_p_adj"])
                    for r in csv.DictReader(lines, delimiter="\t")}
-    ranked = [row[1] for row in rows[1:]]
+    ranked = [row[3] for row in rows[1:]]
     stretches = independent_groups(pvalues, ranked)
     words = html.unescape(page.split("<div class='groups'>", 1)[1].split("</div>", 1)[0])
     spans = [f"{a}-{b}" for a, b in stretches if b > a]
@@ -130,7 +132,7 @@ def test_the_leaderboard_leads_with_intervals_and_groups_a_computation_apart_agr
             in words
     else:
         assert "every pair of runs is told apart" in words
-    letters = {row[1]: row[2] for row in rows[1:]}
+    letters = {row[3]: row[4] for row in rows[1:]}
     for k, (a, b) in enumerate(stretches):
         for run in ranked[a - 1:b]:
             assert "abcdefghijklmnopqrstuvwxyz"[k] in letters[run]
@@ -159,12 +161,12 @@ def test_the_page_and_its_drill_down_in_chromium(baselines: Path, tmp_path: Path
     run_page = out / html.unescape(run.group(1))
     drill = shoot(run_page, shots / "run.png", tmp_path)
     assert colours(drill) > 20
-    text = rendered_dom(run_page, tmp_path)
+    text = drawn_dom(run_page)
     assert "class=\"answer\"" in text and re.search(r"class=\"(support|not_support|"
                                                     r"partial_support)\"", text)
     topic = re.search(r"<a href=\"(topics/[^\"]+)\">", dom)
     assert topic is not None
-    topic_page = rendered_dom(out / html.unescape(topic.group(1)), tmp_path)
+    topic_page = drawn_dom(out / html.unescape(topic.group(1)))
     assert topic_page.count("../runs/") >= 3  # every run, a click from its judgment
     assert "http://" not in text and "https://" not in text  # offline
 
@@ -183,9 +185,36 @@ def test_a_runs_page_shows_each_citations_support_verdict(tmp_path: Path) -> Non
     done = invoke("report", "--method", "support", judged, "-o", out)
     assert done.exit_code == 0, done.output
     record = json.loads((judged / "sample-good.jsonl").read_text().splitlines()[0])
-    page = (out / "runs" / "sample-good.html").read_text(encoding="utf-8")
+    page = drawn_dom(out / "runs" / "sample-good.html")  # the renderer draws the judgments
     for sentence in record["sentences"]:
-        assert html.escape(sentence["text"]) in page
+        assert html.escape(sentence["text"], quote=False) in page
         for pair in sentence["pairs"]:
-            assert (f"<li class='{pair['label']}'>[{html.escape(str(pair['citation']))}] "
-                    f"{html.escape(pair['docid'])}: {pair['label'].replace('_', ' ')}") in page
+            assert (f"<li class=\"{pair['label']}\">"
+                    f"[{html.escape(str(pair['citation']), quote=False)}] "
+                    f"{html.escape(pair['docid'], quote=False)}: "
+                    f"{pair['label'].replace('_', ' ')}") in page
+
+
+def test_intervals_are_the_same_whatever_the_order_of_the_key(tmp_path: Path) -> None:
+    """The same judgments reported against the key sorted and the key shuffled: the same
+    intervals and groups (the bootstrap draws the topics sorted by id). The means themselves
+    are summed in the key's order, and may differ in their last bit."""
+    bench = load_module(Path(__file__).resolve().parents[2] / "benchmarks" / "bench_score.py")
+    key = bench.synthesize(tmp_path, 7, 40, 6, 3)
+    lines = key.read_text().splitlines()
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_text("\n".join(random.Random(1).sample(lines, len(lines))) + "\n")
+    ordered = tmp_path / "sorted.jsonl"
+    ordered.write_text("\n".join(sorted(lines, key=lambda line: json.loads(line)["qid"]))
+                       + "\n")
+    assert shuffled.read_text() != ordered.read_text()
+    tables = []
+    for name, path in (("shuffled", shuffled), ("sorted", ordered)):
+        out = tmp_path / name
+        done = invoke("report", tmp_path / "assessments", "--nuggets", path, "-o", out,
+                      "--no-pages", "--trials", "500")
+        assert done.exit_code == 0, done.output
+        rows = table_rows((out / "index.html").read_text(encoding="utf-8"))
+        assert rows[0][2] == "V_strict 95% CI" and rows[1][2].startswith("[")
+        tables.append([(row[3], row[4], row[2]) for row in rows])
+    assert tables[0] == tables[1]

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser import drawn, playwright_page
 from click.testing import CliRunner
 from scripted import SCRIPTS
 
@@ -157,3 +158,23 @@ def test_hostile_run_ids_and_answers_stay_text_in_every_published_file(tmp_path:
         assert 'href="javascript:' not in text and "href='javascript:" not in text, page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (out / "leaderboard.md").read_text()
     assert r"\_\&\%" in (out / "leaderboard.tex").read_text()
+    # the drill-down pages as their renderer draws them from their data: text, never markup
+    with playwright_page() as page:
+        dialogs: list[str] = []
+        texts = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        for path in pages[1:]:
+            drawn(page, path)
+            found = page.evaluate("""() => ({
+              images: document.querySelectorAll('img').length,
+              links: document.querySelectorAll('a[href^="javascript:"]').length,
+              scripts: Array.from(document.scripts).filter(s => !s.src && !s.text
+                .startsWith('window.PAGE=')).length,
+              text: document.body.innerText})""")
+            assert found["images"] == found["links"] == found["scripts"] == 0, path
+            assert hostile in found["text"], path
+            texts.append(found["text"])
+        assert not dialogs
+        answer = "<script>alert(3)</script> [x](javascript:alert(4))"
+        assert answer in texts[0]  # the run's page, every judgment open
+        assert sum(answer in text for text in texts[1:]) == 1  # the topic's page

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import scripted
+from browser import drawn, drawn_dom, playwright_page
 from click.testing import CliRunner
 from test_battles import baselines, battles_args
 
@@ -51,7 +52,7 @@ def test_a_battles_folder_is_reported_through_its_part_with_its_provenance(
     for plot in BattlesPart.plots:
         assert f"src='{plot.name}'" in text and plot.caption in text
         assert (tmp_path / "found" / plot.name).read_bytes().startswith(b"\x89PNG")
-    assert "win_rate: topic x run" in text
+    assert "win_rate: run x topic" in text
     # how the battles were judged, read from their files as for any method
     assert "scripted:report-part" in text
     assert load_prompt("battle_judge").sha256 in text
@@ -71,23 +72,26 @@ def test_a_topics_page_holds_its_battles_and_each_runs_page_its_own(tmp_path: Pa
     assert records
     pages = file_names(sorted({run for r in records for run in (r["run_a"], r["run_b"])}))
     said = {"a": ("won", "lost"), "b": ("lost", "won"), "tie": ("tie", "tie")}
+    with playwright_page() as browser:  # the pages as their renderer draws them
+        shown_pages = {path: drawn(browser, path) for path in
+                       [*(report / "topics").glob("*.html"), *(report / "runs").glob("*.html")]}
     for r in records:
-        topic = (report / "topics" / f"{r['qid']}.html").read_text(encoding="utf-8")
+        topic = shown_pages[report / "topics" / f"{r['qid']}.html"]
         mine, theirs = said.get(r["result"], ("unjudged", "unjudged"))
         for run, other, result in ((r["run_a"], r["run_b"], mine),
                                    (r["run_b"], r["run_a"], theirs)):
-            line = f"Battle against {html.escape(other)}: <b>{result}</b>"
+            line = f"Battle against {html.escape(other, quote=False)}: <b>{result}</b>"
             assert line in topic
-            run_page = report / "runs" / pages[run]
-            assert line in run_page.read_text(encoding="utf-8")
+            run_page = shown_pages[report / "runs" / pages[run]]
+            assert line in run_page
             # each order's verdict as the judge gave it (the scripted judge says B)
-            assert f"{html.escape(r['run_a'])} shown first: B" in run_page.read_text(
-                encoding="utf-8")
+            assert f"{html.escape(r['run_a'], quote=False)} shown first: B" in run_page
     # --runs: the run shown has its battles on its page (a battle's id is its pair's)
     shown = records[0]["run_a"]
     only = tmp_path / "only"
     done = CliRunner().invoke(cli, ["report", str(out), "-o", str(only), "--runs", shown])
     assert done.exit_code == 0, done.output
-    text = (only / "runs" / pages[shown]).read_text(encoding="utf-8")
-    assert all(f"Battle against {html.escape(r['run_b'] if r['run_a'] == shown else r['run_a'])}"
+    text = drawn_dom(only / "runs" / pages[shown])
+    assert all("Battle against " + html.escape(r["run_b"] if r["run_a"] == shown
+                                               else r["run_a"], quote=False)
                in text for r in records if shown in (r["run_a"], r["run_b"]))

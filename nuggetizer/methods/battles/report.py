@@ -20,7 +20,6 @@ class BattlesPart(ReportPart):
     """The report's battles: their figures and their count."""
 
     items = "battles"
-    on_topic_pages = True  # a topic's battles, all on its page
     drawn = ("win_rate",)  # a topic's Bradley-Terry score is the run's: no per-topic spread
     plots = (
         Plot(SCORES_FIGURE, "bt_score", "Bradley-Terry scores with bootstrap intervals",

@@ -1,28 +1,27 @@
 """The nuggets method's part of `nuggetizer report`: the nuggets no run supported, gathered one
-assessment at a time (so that none need be kept), with each topic's query text."""
+assessment at a time (so that none need be kept), with each topic's query text; for the
+drill-down pages, each topic's key (importance and sub-narrative of each nugget) and each
+answer with one verdict character per nugget of that key."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from functools import cache
 from itertools import compress
 from typing import Any
 
 from nuggetizer.formats.label_rows import LabelRow
-from nuggetizer.interface.report_part import ReportPart, ReportSection
+from nuggetizer.interface.report_part import (
+    NOT_JUDGED,
+    VERDICT_CODES,
+    ReportPart,
+    ReportSection,
+)
 from nuggetizer.labels import SUPPORTED
 from nuggetizer.types import Assessment
 
 _SUPPORTED = frozenset(SUPPORTED)
-
-
-@cache
-def _line(text: str, importance: str, verdict: str) -> str:
-    """A nugget with its verdict, as the drill-down pages list it."""
-    E = html.escape
-    return (f"<li class='{E(verdict)}'>{E(verdict.replace('_', ' '))}: {E(text)} "
-            f"<small>({E(importance)})</small></li>")
+_CODE = {label: code for label, code in VERDICT_CODES.items()}
 
 
 class Gaps(ReportPart):
@@ -36,6 +35,24 @@ class Gaps(ReportPart):
         self.order: dict[str, dict[str, str]] = {}  # topic: nugget text -> importance
         self.supported: dict[str, set[str]] = {}  # topic: texts some run supported
         self.last: dict[str, list[str]] = {}  # topic: the nugget texts last added
+        self.places: dict[str, dict[str, int]] = {}  # topic: nugget text -> place in `key`
+
+    def use_keys(self, keys: Mapping[str, Any]) -> None:
+        """The key's nuggets, in its order, with their sub-narratives (which the assessment
+        lines that `assign` writes do not repeat)."""
+        for qid, listed in keys.items():
+            for nugget in getattr(listed, "nuggets", ()):
+                self._place(str(qid), nugget.text, nugget.importance,
+                            nugget.mapped_sub_narrative or "")
+
+    def _place(self, qid: str, text: str, importance: str, sub: str = "") -> int:
+        """The place of a nugget in the topic's key, added at its end when new."""
+        places = self.places.setdefault(qid, {})
+        place = places.get(text)
+        if place is None:
+            place = places[text] = len(places)
+            self.key.setdefault(qid, []).append((text, importance, sub))
+        return place
 
     def add(self, record: Assessment | LabelRow) -> None:
         """One assessment (skipped when its run is not among `runs`)."""
@@ -59,15 +76,23 @@ class Gaps(ReportPart):
         self.supported.setdefault(a.qid, set()).update(
             compress(texts, map(_SUPPORTED.__contains__, assignment)))
 
-    def detail(self, record: Assessment | LabelRow) -> list[tuple[str, str, list[str]]]:
-        """The answer and each nugget with its importance and verdict (one line each, the
-        same string wherever it recurs)."""
+    def keep(self, record: Assessment | LabelRow) -> None:
+        """The answer and one verdict character per nugget of the topic's key (a nugget new
+        to it added). The answers are kept as they are: at track scale (45,000 answers, 72
+        MB) compressing each to decompress it at the end cost more time than the memory is
+        worth."""
         a = record
-        nuggets: Iterable[tuple[str, str, str]] = \
-            zip(a.texts, a.importance, a.assignment) if isinstance(a, LabelRow) else \
-            ((n.text, n.importance, n.assignment) for n in a.nuggets)
-        return [(a.run_id, a.qid, [f"<div class='answer'>{html.escape(a.answer_text)}</div>"
-                                   "<ul>", *(_line(*n) for n in nuggets), "</ul>"])]
+        nuggets: Iterable[tuple[str, str, str, str]] = \
+            ((t, i, v, "") for t, i, v in zip(a.texts, a.importance, a.assignment)) \
+            if isinstance(a, LabelRow) else \
+            ((n.text, n.importance, n.assignment, n.mapped_sub_narrative or "")
+             for n in a.nuggets)
+        places = [(self._place(a.qid, text, imp, sub), _CODE.get(verdict, "u"))
+                  for text, imp, verdict, sub in nuggets]
+        codes = [NOT_JUDGED] * len(self.places.get(a.qid, ()))
+        for place, code in places:
+            codes[place] = code
+        self.answers.setdefault(a.qid, {})[a.run_id] = (a.answer_text, "".join(codes))
 
     def unsupported(self) -> dict[str, list[tuple[str, str]]]:
         """Per topic, the (importance, text) of nuggets that no run supported."""
