@@ -152,6 +152,16 @@ def first_shown(seed: int, key: str) -> str:
     return "a" if digest[0] % 2 == 0 else "b"
 
 
+def ragdoll_first(seed: int, qid: str, run_a: str, run_b: str) -> str:
+    """The side ("a", run_a the id that sorts first) castorini RAGDoll shows first
+    (arena/stages.py `assistant_order`): the first byte of the sha256 of the seed, both run
+    ids sorted and the topic, NUL-separated, even: the pair's first run, as RAGDoll's answer
+    files list them (sorted by file name; here by run id)."""
+    first, second = sorted((run_a, run_b))
+    digest = hashlib.sha256(f"{seed}\x00{first}\x00{second}\x00{qid}".encode()).digest()
+    return "a" if digest[0] % 2 == 0 else "b"
+
+
 @register
 class BattlesMethod(AnswerKeyMethod):
     """Blind pairwise battles between runs' answers, ranked by Bradley-Terry."""
@@ -172,10 +182,21 @@ class BattlesMethod(AnswerKeyMethod):
         return BattlesPart(runs)
 
     def orders(self, battle: Battle) -> list[str]:
-        """The side shown first in each order judged."""
+        """The side shown first in each order judged (one order: drawn by this project's
+        seeded hash, or under the ragdoll profile as castorini RAGDoll draws it)."""
         if self.config.both_orders:
             return ["a", "b"]
+        if self.profile.ragdoll_order:
+            return [ragdoll_first(self.config.seed, battle.qid, battle.a.run_id, battle.b.run_id)]
         return [first_shown(self.config.seed, battle.key)]
+
+    def settings(self) -> dict[str, Any]:
+        """The settings, and the profile when it decides the order a battle is shown in (so
+        a journal of one is never resumed by the other)."""
+        settings = super().settings()
+        if self.profile.ragdoll_order and not self.config.both_orders:
+            settings["profile"] = self.profile.name
+        return settings
 
     def messages(self, battle: Battle, first: str) -> tuple[tuple[str, str], ...]:
         """The prompt of one order: no run id anywhere in it."""

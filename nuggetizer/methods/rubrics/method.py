@@ -28,6 +28,7 @@ Judgment record: `{"run_id", "qid", "answer_text", "criteria": [{"criterion", "w
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -220,15 +221,20 @@ class RubricsMethod(AnswerKeyMethod):
                                         if c["label"] == UNJUDGED)})
 
     def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
-        """An answer whose every criterion stayed unjudged: no score (not a 0)."""
+        """An answer whose every criterion stayed unjudged: no score (not a 0); under the
+        ragdoll profile it scores, every unjudged criterion counting as not satisfied."""
+        if self.profile.failures_zero:
+            return None
         labels = [c["label"] for c in judgment["criteria"]]
         return "answer" if labels and all(label == UNJUDGED for label in labels) else None
 
     def score(self, key: Any, judgment: Mapping[str, Any], pool: Sequence[Any]
               ) -> dict[str, float]:
-        return {"compliance": mr.compliance(((c["weight"], c["label"])
-                                             for c in judgment["criteria"]),
-                                            self.config.grading)}
+        profile = self.profile
+        return {"compliance": mr.compliance(
+            ((c["weight"], c["label"]) for c in judgment["criteria"]), self.config.grading,
+            failures_zero=profile.failures_zero,
+            empty=math.nan if profile.empty_rubric_nan else 0.0)}
 
     def sheets(self, judgments: Sequence[Any], comment: str) -> dict[str, str]:
         return rubric_sheets(judgments, comment)
