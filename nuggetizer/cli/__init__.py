@@ -20,6 +20,7 @@ from nuggetizer.cli import (
     human,
     methods,
     organizer,
+    ragdoll,
     report,
     serve,
     workbench,
@@ -46,7 +47,7 @@ def cli() -> None:
 for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.COMMANDS,
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
                 *battles.COMMANDS, *doctor.COMMANDS, *human.COMMANDS, *serve.COMMANDS,
-                *workbench.COMMANDS):
+                *workbench.COMMANDS, *ragdoll.COMMANDS):
     cli.add_command(command)
 
 

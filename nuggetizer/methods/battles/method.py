@@ -31,6 +31,8 @@ from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats import ragdoll
+from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
 from nuggetizer.interface.declare import check_choices, setting
@@ -95,8 +97,22 @@ class Battle:
 
 
 def is_battles(path: Path) -> bool:
-    """Whether `path` is battle judgments: a battles.jsonl, or a folder holding one."""
-    return path.name == BATTLES_FILE or (path / BATTLES_FILE).is_file()
+    """Whether `path` is battle judgments: a battles.jsonl, or a folder holding one, or a
+    file of castorini RAGDoll's arena judgments."""
+    return path.name == BATTLES_FILE or (path / BATTLES_FILE).is_file() or is_ragdoll_arena(path)
+
+
+def is_ragdoll_arena(path: Path) -> bool:
+    """Whether `path` is a file whose first line is a RAGDoll arena judgment."""
+    if not path.is_file() or path.suffix.lower() != ".jsonl":
+        return False
+    with path.open("rb") as f:
+        first = next((raw for raw in f if raw.strip()), b"")
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and ragdoll.is_arena_judgment(obj)
 
 
 def parse_verdict(text: str) -> str:
@@ -251,7 +267,11 @@ class BattlesMethod(AnswerKeyMethod):
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> dict[str, Any]:
         """A battle line, checked: its ids, orders and verdicts; `result` recomputed from
-        them (so a hand-edited verdict decides)."""
+        them (so a hand-edited verdict decides). A castorini RAGDoll arena judgment reads as
+        a battle of one order (formats/ragdoll.py)."""
+        if ragdoll.is_arena_judgment(obj):
+            obj = ragdoll.arena_battle(obj, path, line)
+            obj.pop("task_id")
         validated(BattleJudgment, obj, path, line)
         obj["qid"], obj["run_a"], obj["run_b"] = map(str, (obj["qid"], obj["run_a"],
                                                            obj["run_b"]))
@@ -279,9 +299,20 @@ class BattlesMethod(AnswerKeyMethod):
     def read_table(self, paths: Sequence[Path], lenient: bool = False) -> BattleTable:
         """The battles as `score` reads them: one table of arrays (methods/battles/table.py),
         each line checked by hand, the full check (and its message) for any line that does
-        not pass."""
-        return read_table(paths, lambda obj, where, line: self.judgment_record(
-            obj, where, line, lenient))
+        not pass. Files of RAGDoll's arena judgments are read whole, a task's completed row
+        kept over the failed ones a resumed arena leaves beside it."""
+        if not any(map(is_ragdoll_arena, paths)):
+            return read_table(paths, lambda obj, where, line: self.judgment_record(
+                obj, where, line, lenient))
+        records: list[tuple[dict[str, Any], Path, int]] = []
+        for path in paths:
+            if is_ragdoll_arena(path):
+                rows = [(obj, line) for line, obj in iter_jsonl(path)]
+                records += [(self.judgment_record(battle, path, line, lenient), path, line)
+                            for battle, line in ragdoll.arena_battles(rows, path)]
+            else:
+                records += [(j.record, j.path, j.line) for j in self.read_judged(path, lenient)]
+        return table_of(records)
 
     def table_of(self, judged: Sequence[Judged]) -> BattleTable:
         return table_of([(j.record, j.path, j.line) for j in judged])

@@ -40,6 +40,7 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.cache import cache_key
 from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats import ragdoll
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import (
     AnswerKeyMethod,
@@ -116,7 +117,10 @@ class RubricsMethod(AnswerKeyMethod):
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> dict[str, Any]:
         """A rubrics line: `qid` and its criteria (`query`/`prompt` kept when present); an
-        empty criterion is an InputError (it cannot be graded)."""
+        empty criterion is an InputError (it cannot be graded). A castorini RAGDoll rubric
+        line reads as one (formats/ragdoll.py: its criteria as RAGDoll grades them)."""
+        if ragdoll.is_rubric(obj):
+            obj = ragdoll.rubric_key(obj, path, line)
         given = obj.get("rubrics")
         for k, item in enumerate(given if isinstance(given, list) else []):
             text = item.get("criterion") if isinstance(item, dict) else None
@@ -203,7 +207,10 @@ class RubricsMethod(AnswerKeyMethod):
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> dict[str, Any]:
         """A judgment line, checked: its criteria and each one's label (an off-menu label is an
-        error, or under `lenient` unjudged with the reason)."""
+        error, or under `lenient` unjudged with the reason). A castorini RAGDoll graded
+        rubric line reads as one (formats/ragdoll.py)."""
+        if ragdoll.is_graded_rubric(obj):
+            obj = ragdoll.rubric_judgment(obj, path, line)
         validated(RubricsJudgment, obj, path, line)
         for k, item in enumerate(obj["criteria"]):
             label = item.get("label")

@@ -37,7 +37,11 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
-from nuggetizer.formats.ragdoll import citation_labels
+from nuggetizer.formats.ragdoll import (
+    citation_labels,
+    is_support_assignment,
+    support_judgment,
+)
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import (
     AnswerKeyMethod,
@@ -175,7 +179,10 @@ class SupportMethod(AnswerKeyMethod):
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> dict[str, Any]:
         """A judgment line, checked: its sentences, their pairs and each pair's label (an
-        off-menu label is an error, or under `lenient` unjudged with the reason)."""
+        off-menu label is an error, or under `lenient` unjudged with the reason). A line of
+        castorini RAGDoll's support assignments (formats/ragdoll.py) reads as one."""
+        if is_support_assignment(obj):
+            obj = support_judgment(obj, path, line)
         validated(SupportJudgment, obj, path, line)
         where = f"run {obj['run_id']!r} topic {obj['qid']!r}"
         for k, sentence in enumerate(obj["sentences"], 1):
