@@ -81,25 +81,34 @@ def _pair_of(cite: Any, pairs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]
 
 def is_support_assignment(obj: Mapping[str, Any]) -> bool:
     """Whether a line is RAGDoll's (and NIST's) support assignment shape rather than the
-    support method's own (whose sentences hold `pairs`)."""
+    support method's own (which has a `query`, and whose sentences hold `pairs`)."""
     sentences = obj.get("sentences")
-    return isinstance(sentences, list) and "qid" not in obj and all(
-        isinstance(s, dict) and "pairs" not in s for s in sentences)
+    return isinstance(sentences, list) and "query" not in obj and not any(
+        isinstance(s, dict) and "pairs" in s for s in sentences)
 
 
-def support_judgment(obj: Mapping[str, Any], path: Path, line: int) -> dict[str, Any]:
+def support_judgment(obj: Mapping[str, Any], path: Path, line: int, first_only: bool = False
+                     ) -> dict[str, Any]:
     """A line of RAGDoll's support assignments as the support method's judgment record: a
-    pair per citation, its label from the code ("-1": unjudged, with the reason), a second
-    citation of one passage in a sentence marked `repeat` (left out under the guideline's
-    reading, where a passage a sentence cites twice is one pair; counted again under the
-    ragdoll profile, as RAGDoll counts it)."""
-    row = validated(NistSupportLine, obj, path, line)
+    pair per citation (`first_only`: each sentence's first citation alone, as judged for
+    the first-citation measures), its label from the code ("-1": unjudged, with the reason),
+    a second citation of one passage in a sentence marked `repeat` (left out under the
+    guideline's reading, where a passage a sentence cites twice is one pair; counted again
+    under the ragdoll profile, as RAGDoll counts it)."""
+    given = dict(obj)  # the topic and the sentences' ids and texts as RAGDoll's metrics take
+    for name in ("narrative_id", "qid", "query_id"):  # them: optional, or by another name
+        if given.get("topic_id") in (None, "") and given.get(name) not in (None, ""):
+            given["topic_id"] = given[name]
+    if isinstance(given["sentences"], list):
+        given["sentences"] = [{"sentenceID": k, "text": "", **s} if isinstance(s, dict) else s
+                              for k, s in enumerate(given["sentences"])]
+    row = validated(NistSupportLine, given, path, line)
     sentences = []
     unjudged = 0
     for sentence in row.sentences:
         pairs: list[dict[str, Any]] = []
         seen: set[str] = set()
-        for cite in sentence.citations:
+        for cite in sentence.citations[:1] if first_only else sentence.citations:
             pair: dict[str, Any] = {"citation": cite.reference, "docid": cite.reference,
                                     "passage": "", "label": cite.support or UNJUDGED}
             if cite.support is None:

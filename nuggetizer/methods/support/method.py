@@ -182,7 +182,7 @@ class SupportMethod(AnswerKeyMethod):
         off-menu label is an error, or under `lenient` unjudged with the reason). A line of
         castorini RAGDoll's support assignments (formats/ragdoll.py) reads as one."""
         if is_support_assignment(obj):
-            obj = support_judgment(obj, path, line)
+            obj = support_judgment(obj, path, line, self.first_citation_only)
         validated(SupportJudgment, obj, path, line)
         where = f"run {obj['run_id']!r} topic {obj['qid']!r}"
         for k, sentence in enumerate(obj["sentences"], 1):
