@@ -241,9 +241,13 @@ def arena_battle(obj: Mapping[str, Any], path: Path, line: int) -> dict[str, Any
     qid = obj.get("qid")
     if qid in (None, ""):
         raise InputError(path, line, "an arena judgment names its topic in `qid`: none given")
-    return {"qid": str(qid), "run_a": run_a, "run_b": run_b,
-            "narrative": str(obj.get("query") or ""), "orders": [order],
-            "task_id": str(obj.get("task_id") or f"arena:{pair[0]}:{pair[1]}:{qid}")}
+    battle = {"qid": str(qid), "run_a": run_a, "run_b": run_b,
+              "narrative": str(obj.get("query") or ""), "orders": [order],
+              "task_id": str(obj.get("task_id") or f"arena:{pair[0]}:{pair[1]}:{qid}")}
+    for name in ("orders", "style"):  # what `arena_row` keeps of this project's battles
+        if obj.get(name) is not None:
+            battle[name] = obj[name]
+    return battle
 
 
 def arena_battles(rows: Sequence[tuple[Mapping[str, Any], int]], path: Path
@@ -355,7 +359,9 @@ def nugget_key_row(nl: NuggetList) -> dict[str, Any]:
 def arena_row(record: Mapping[str, Any]) -> dict[str, Any]:
     """A battle as RAGDoll's arena judgment: its first order's presentation, the battle's
     result (both orders reconciled, where judged twice) as the verdict of that order; a
-    battle without a result is a failed row (RAGDoll counts only completed ones)."""
+    battle without a result is a failed row (RAGDoll counts only completed ones). Its
+    `orders` and answers' `style`, which RAGDoll does not read, are kept beside, so that the
+    row reads back as the same battle (flips, style control)."""
     run_a, run_b, result = record["run_a"], record["run_b"], record["result"]
     first = str(record["orders"][0]["first"])
     second = run_b if first == run_a else run_a
@@ -367,7 +373,9 @@ def arena_row(record: Mapping[str, Any]) -> dict[str, Any]:
             "assistant_a_run_id": first, "assistant_b_run_id": second,
             "judge_verdict": verdict, "preferred_run_id": winner,
             "status": "completed" if verdict is not None else FAILED,
-            "error": None if verdict is not None else "no verdict parsed"}
+            "error": None if verdict is not None else "no verdict parsed",
+            "orders": [{"first": o["first"], "verdict": o["verdict"]} for o in record["orders"]],
+            **({"style": record["style"]} if record.get("style") is not None else {})}
 
 
 def answer_row(answer: Answer) -> dict[str, Any]:
