@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +233,22 @@ def test_report_reads_ragdolls_support_file_under_its_profile(tmp_path: Path) ->
     best = max(table.means, key=lambda r: table.means[r]["support_recall"])
     board = (tmp_path / "report" / "leaderboard.md").read_text(encoding="utf-8")
     assert f"{table.means[best]['support_recall']:.4f}" in board
+
+
+def test_a_tracks_profile_and_evaluates_option(tmp_path: Path) -> None:
+    """`profile = "ragdoll"` in a track scores every method so (named in each table's
+    provenance); evaluate's --profile wins."""
+    track = tmp_path / "rag26"
+    shutil.copytree(RAG26, track)
+    toml = track / "track.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace(
+        'name = "rag26"', 'name = "rag26"\nprofile = "ragdoll"'), encoding="utf-8")
+    for flags, expected in (([], "ragdoll"), (["--profile", "guideline"], "guideline")):
+        out = tmp_path / expected
+        invoke("evaluate", "--track", toml, "--assessor", "mock", "-o", out, *flags)
+        for table in (out / "leaderboard.tsv", out / "support" / "leaderboard.tsv"):
+            sidecar = json.loads(table.with_name(table.name + ".provenance.json").read_text())
+            assert sidecar["profile"] == expected
+    ours = {name: (tmp_path / name / "support" / "per_topic.tsv").read_text()
+            for name in ("ragdoll", "guideline")}
+    assert ours["ragdoll"] != ours["guideline"]
