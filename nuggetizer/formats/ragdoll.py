@@ -174,8 +174,8 @@ def rubric_key(obj: Mapping[str, Any], path: Path, line: int) -> dict[str, Any]:
             criteria.append({"criterion": text, "weight": weight,
                              "axis": _criterion_type(item.get("type"))})
     query = obj.get("query")
-    text = query.get("text") if isinstance(query, dict) else query
-    return {"qid": _qid(obj, path, line), "query": str(text or ""), "rubrics": criteria}
+    asked = query.get("text") if isinstance(query, dict) else query
+    return {"qid": _qid(obj, path, line), "query": str(asked or ""), "rubrics": criteria}
 
 
 def rubric_judgment(obj: Mapping[str, Any], path: Path, line: int) -> dict[str, Any]:
