@@ -31,8 +31,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from ragdoll_judgments import RUNS, TOPICS, W, support_judgments
+from ragdoll_judgments import RUNS, TOPICS, W, answered, support_judgments
 
+from nuggetizer import api
 from nuggetizer.cli import cli
 from nuggetizer.interface import make_method
 from nuggetizer.scoring import score_paths
@@ -152,6 +153,8 @@ def test_ragdolls_own_support_example(tmp_path: Path) -> None:
         table = score_paths(make_method("support", {"citations": citations}, profile), [path])
         assert table.means["r1"] == pytest.approx({"support_precision": precision,
                                                    "support_recall": recall}, abs=1e-12)
+        scores = api.score(api.method("support", citations=citations, profile=profile), path)
+        assert scores.table.means == table.means  # the Python API's `profile`
 
 
 # --- nuggets ---------------------------------------------------------------------------------
@@ -160,19 +163,16 @@ def nugget_judgments(seed: int) -> list[dict[str, Any]]:
     """Assessments with failed assignments ("unjudged"), r2's t5 with nothing assigned."""
     rng = random.Random(seed)
     records = []
-    for run in RUNS:
-        for topic in TOPICS:
-            if (run, topic) == ("r3", "t6"):
-                continue
-            nuggets = []
-            for k in range(8):
-                importance = "vital" if k % 3 == 0 else "okay"
-                label = "unjudged" if (run, topic) == ("r2", "t5") else rng.choices(
-                    ["support", "partial_support", "not_support", "unjudged"], [3, 2, 3, 2])[0]
-                nuggets.append({"text": f"{topic} nugget {k}", "importance": importance,
-                                "assignment": label})
-            records.append({"run_id": run, "qid": topic, "query": "q", "answer_text": "a b c",
-                            "length": 3, "nuggets": nuggets})
+    for run, topic in answered():
+        nuggets = []
+        for k in range(8):
+            importance = "vital" if k % 3 == 0 else "okay"
+            label = "unjudged" if (run, topic) == ("r2", "t5") else rng.choices(
+                ["support", "partial_support", "not_support", "unjudged"], [3, 2, 3, 2])[0]
+            nuggets.append({"text": f"{topic} nugget {k}", "importance": importance,
+                            "assignment": label})
+        records.append({"run_id": run, "qid": topic, "query": "q", "answer_text": "a b c",
+                        "length": 3, "nuggets": nuggets})
     return records
 
 
