@@ -275,7 +275,8 @@ def support_row(record: Mapping[str, Any], first_only: bool = False) -> dict[str
     """A support judgment as RAGDoll's support assignment line: every citation with its
     passage's label (a passage cited twice, judged once here, gets its label twice), "-1"
     for one not judged (beyond the first, under `first_only`, as RAGDoll assembles
-    first-citation judgments)."""
+    first-citation judgments); its `reference` the passage's doc id, or the citation as
+    written where the record holds no pair of it (RAGDoll's metrics read only `support`)."""
     sentences = []
     for k, sentence in enumerate(record["sentences"]):
         labels = citation_labels(sentence, False)
