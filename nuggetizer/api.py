@@ -115,11 +115,13 @@ def methods() -> list[str]:
     return method_names()
 
 
-def method(name: str = DEFAULT_METHOD, **settings: Any) -> AnswerKeyMethod:
-    """The method `name` with its settings (e.g. `method("nuggets", keep=20)`); ConfigError
-    names an unknown method or setting."""
+def method(name: str = DEFAULT_METHOD, *, profile: str | None = None,
+           **settings: Any) -> AnswerKeyMethod:
+    """The method `name` with its settings (e.g. `method("nuggets", keep=20)`), scoring under
+    the scoring `profile` ("guideline", the default, or "ragdoll": castorini RAGDoll's
+    numbers); ConfigError names an unknown method, setting or profile."""
     return make_method(check.check_text(name, "name", "a method name such as \"nuggets\""),
-                       settings)
+                       settings, profile)
 
 
 def assessor(spec: str = "local", *, cache: PathLike | bool = True, **options: Any) -> Assessor:

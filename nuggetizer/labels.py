@@ -15,7 +15,8 @@ IMPORTANCE_LABELS: tuple[str, ...] = ("vital", "okay")  # the LLM's menu
 ASSIGNMENT_LABELS: tuple[str, ...] = ("support", "partial_support", "not_support")
 IMPORTANCE_VALUES: tuple[str, ...] = (*IMPORTANCE_LABELS, UNJUDGED)  # what files may hold
 ASSIGNMENT_VALUES: tuple[str, ...] = (*ASSIGNMENT_LABELS, UNJUDGED)
-CASTORINI_FAILED = "failed"  # castorini's assignment when its LLM call failed: unjudged
+# castorini's assignment when its LLM call failed (RAGDoll also reads a legacy "fail"): unjudged
+CASTORINI_FAILED = ("failed", "fail")
 
 CREDIT = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}  # V, W, A
 STRICT_CREDIT = {"support": 1.0, "partial_support": 0.0, "not_support": 0.0}  # the _strict ones

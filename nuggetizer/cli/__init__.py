@@ -20,6 +20,7 @@ from nuggetizer.cli import (
     human,
     methods,
     organizer,
+    ragdoll,
     references,
     report,
     rubrics,
@@ -49,7 +50,7 @@ for command in (*core.COMMANDS, *evaluate.COMMANDS, *batch.COMMANDS, *organizer.
                 *compare.COMMANDS, *report.COMMANDS, *autojudge.COMMANDS, *methods.COMMANDS,
                 *battles.COMMANDS, *doctor.COMMANDS, *human.COMMANDS, *serve.COMMANDS,
                 *workbench.COMMANDS, *references.COMMANDS,
-                *rubrics.COMMANDS):
+                *rubrics.COMMANDS, *ragdoll.COMMANDS):
     cli.add_command(command)
 
 

@@ -12,6 +12,7 @@ from nuggetizer.cli.common import (
     ANY,
     FILE,
     FOLDER,
+    PROFILE,
     TRACK_RULES,
     assessor_options,
     chosen_topics,
@@ -83,6 +84,7 @@ BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra cal
               help="a setting of the battles method (both_orders, documents, seed, ties, "
                    "rounds, level, reasks); repeatable")
 @TRACK_RULES
+@PROFILE
 @topic_options
 @dry_run_options
 @assessor_options
@@ -90,13 +92,14 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
                     budget: int | None, seed: int, adaptive_rounds: int, schedule: str,
                     corpus: Path | None,
                     output: Path,
-                    settings: tuple[str, ...], track_rules: str,
+                    settings: tuple[str, ...], track_rules: str, profile: str | None,
                     only_topics: tuple[str, ...], only_topics_file: Path | None,
                     **options: Any) -> None:
     """Judge blind battles between the runs' answers, per topic: both answers side by side,
     no run id shown, the judge picks A, B or a tie (score them with `score --method
-    battles`)."""
-    chosen = configured("battles", settings)
+    battles`; --profile ragdoll: one order per battle, drawn as castorini RAGDoll draws
+    it)."""
+    chosen = configured("battles", settings, profile)
     if per_topic is not None and budget is not None:
         raise ConfigError("give --battles-per-topic or --budget, not both")
     targets = make_targets(chosen, run_paths, (), None, None, track=track_rules)

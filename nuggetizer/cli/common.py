@@ -28,6 +28,7 @@ from nuggetizer.errors import (
 )
 from nuggetizer.formats.jsonl import base_suffix
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.interface.profile import PROFILES
 from nuggetizer.interface.registry import DEFAULT_METHOD, method_names
 from nuggetizer.run.factories import DEFAULT_ASSESSOR
 
@@ -35,6 +36,11 @@ T = TypeVar("T")
 FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 ANY = click.Path(path_type=Path)
+PROFILE = click.option(
+    "--profile", type=click.Choice(list(PROFILES)), default=None,
+    help="scoring profile: guideline (the TREC RAG 2026 guideline's reading) or ragdoll "
+         "(castorini RAGDoll's numbers, the track's scorer); named in every output's "
+         "provenance [default: the track's, else guideline]")
 LENIENT = click.option("--lenient", is_flag=True,
                        help="off-menu labels and key mismatches in input files become counted "
                             "unjudged items instead of errors")

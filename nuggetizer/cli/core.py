@@ -17,6 +17,7 @@ from nuggetizer.cli.common import (
     FOLDER,
     LENGTH_LIMIT,
     LENIENT,
+    PROFILE,
     TRACK_RULES,
     assessor_options,
     chosen_topics,
@@ -233,6 +234,7 @@ def assign_command(
               help="without --key: the topics every run is scored on (an unanswered one "
                    "scores 0) [default: every topic judged]")
 @LENIENT
+@PROFILE
 @click.option("--diversity-qrels", type=FILE, default=None,
               help="crux: write `qid subtopic docid rel` qrels (ir_measures' alpha_nDCG reads "
                    "them)")
@@ -243,11 +245,12 @@ def score_command(
     key: Path | None, lenient: bool, method: str, settings: tuple[str, ...],
     diversity_qrels: Path | None, topics: Path | None, autojudge_leaderboard: Path | None,
     only_topics: tuple[str, ...], only_topics_file: Path | None, autojudge_format: str,
+    profile: str | None,
 ) -> None:
     """Score judgment files (or folders of them) into a leaderboard (--only-topics: on those
-    topics only)."""
+    topics only; --profile ragdoll: castorini RAGDoll's numbers)."""
     started = time.monotonic()
-    chosen = configured(method, settings)
+    chosen = configured(method, settings, profile)
     score_and_report(chosen, assessments,
                      ScoreScope(key, topics, chosen_topics(only_topics, only_topics_file),
                                 lenient),

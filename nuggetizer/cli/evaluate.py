@@ -13,6 +13,7 @@ import click
 from nuggetizer.cli.batch import batch_options, echo_lines
 from nuggetizer.cli.common import (
     FOLDER,
+    PROFILE,
     assessor_options,
     chosen_topics,
     dry_run_options,
@@ -36,18 +37,22 @@ from nuggetizer.scoring.tables import format_leaderboard
 @click.option("--track", required=True, help="builtin track name (e.g. sample) or track.toml")
 @click.option("-o", "--output", type=FOLDER, default=None,
               help="output folder [default: out/TRACK]")
+@PROFILE
 @topic_options
 @dry_run_options
 @batch_options
 @assessor_options
-def evaluate_command(track: str, output: Path | None, only_topics: tuple[str, ...],
-                     only_topics_file: Path | None, **options: Any) -> None:
+def evaluate_command(track: str, output: Path | None, profile: str | None,
+                     only_topics: tuple[str, ...], only_topics_file: Path | None,
+                     **options: Any) -> None:
     """Build the keys (or take the track's key file), judge the runs, score them; with several
     methods, each into OUT/METHOD/ and every measure side by side in OUT/leaderboard.tsv
     (--only-topics: on those topics only, every step)."""
     started = time.monotonic()
     only = chosen_topics(only_topics, only_topics_file)
     config: Track = load_track(track)
+    if profile is not None:
+        config.profile = profile  # type: ignore[assignment]  # one of the Choice's
     out = output or Path("out") / config.name
     names = config.method_list()
     several = len(names) > 1

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from nuggetizer.cli.common import ANY, FILE, LENIENT, listed_lines, method_options
+from nuggetizer.cli.common import ANY, FILE, LENIENT, PROFILE, listed_lines, method_options
 from nuggetizer.cli.steps import configured
 from nuggetizer.errors import InputError, NothingJudgedError
 from nuggetizer.formats.autojudge import is_autojudge_leaderboard
 from nuggetizer.formats.topics import read_topics
 from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.interface.profile import DEFAULT_PROFILE
 from nuggetizer.interface.registry import method_class, method_holding, method_names
 from nuggetizer.interface.report_part import ReportPart
 from nuggetizer.interface.table import JudgedTable
@@ -108,10 +109,12 @@ def declared_measures() -> list[Measure]:
               help="trials of that test: sign flips (holm), permutations B (tukey)")
 @method_options
 @LENIENT
+@PROFILE
 def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: Path,
                    measures: tuple[str, ...], title: str, topics: Path | None,
                    runs: str | None, runs_file: Path | None, pages: bool, test: str,
-                   trials: int, method: str, settings: tuple[str, ...], lenient: bool) -> None:
+                   trials: int, method: str, settings: tuple[str, ...], lenient: bool,
+                   profile: str | None) -> None:
     """Write a static HTML report (how it was made: assessor, model, prompt hashes, dates,
     tokens; leaderboard; the measures as the method declares them; topics with their query
     texts; distributions, heat map, length; the method's own sections, e.g. the nuggets no
@@ -138,6 +141,10 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         if not is_per_topic(first):
             raise InputError(first, 1, "not a per-topic TSV: expected the header run_id "
                              "topic_id measure value (or give assessment files or folders)")
+        if profile is not None:
+            raise click.BadParameter("scores judgments: a per-topic TSV is scored already "
+                                     "(its .provenance.json names its profile)",
+                                     param_hint="--profile")
         table = table_from_per_topic(first)
         primaries = [method_class(n).primary for n in method_names()]
         chosen = list(measures) or [m for m in table.measures if m in primaries] or \
@@ -153,7 +160,10 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
         summary: str | None = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                                f"{len(table.measures)} measures: {', '.join(table.measures)}.")
     else:  # judgments of --method (else of the method they unmistakably are: battles)
-        chosen_method = configured(method_holding(assessments) or method, settings)
+        chosen_method = configured(method_holding(assessments) or method, settings, profile)
+        if chosen_method.profile.name != DEFAULT_PROFILE:
+            sources.notes.append(f"scored under the {chosen_method.profile.name} profile: "
+                                 f"{chosen_method.profile.description}")
         part = chosen_method.report_part(set(wanted) if wanted else None)
         chosen = list(measures) or list(part.drawn if part else ()) or [chosen_method.primary]
         for measure in chosen:

@@ -15,6 +15,7 @@ from nuggetizer.cli.common import parse_pairs
 from nuggetizer.cli.flags import flag_of
 from nuggetizer.errors import ConfigError
 from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.interface.profile import DEFAULT_PROFILE
 from nuggetizer.interface.registry import make_method, method_class
 from nuggetizer.plan.score import score_plan
 from nuggetizer.plan.sources import make_targets as make_targets  # where tests read it
@@ -29,14 +30,16 @@ def setting_names(name: str) -> set[str]:
     return {f.name for f in dataclasses.fields(method_class(name).config_type)}
 
 
-def configured(name: str, pairs: tuple[str, ...], **flags: Any) -> AnswerKeyMethod:
-    """The method `name` with its `--set` pairs and the setting flags that were given."""
+def configured(name: str, pairs: tuple[str, ...], profile: str | None = None,
+               **flags: Any) -> AnswerKeyMethod:
+    """The method `name` with its `--set` pairs and the setting flags that were given,
+    scoring under the `--profile` given (None: the default)."""
     given = {k: v for k, v in flags.items() if v is not None}
     known = setting_names(name)
     for setting in given:
         if setting not in known:
             raise ConfigError(f"{flag_of(setting)} is not an option of --method {name}")
-    return make_method(name, parse_pairs(pairs, given))
+    return make_method(name, parse_pairs(pairs, given), profile)
 
 
 def score_and_report(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScope,
@@ -75,11 +78,17 @@ def show_scores(method: AnswerKeyMethod, table: ScoreTable, started: float) -> N
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(table.kinds.items()))
     cells = f"{sum(table.not_drawn.values())} (run, topic) cells not drawn (no battle, no " \
         "score)" if method.judging.scoring == "runs" else \
-        f"{sum(table.missing.values())} unanswered (scored 0)"
+        f"{sum(table.missing.values())} unanswered " + (
+            "(scored 0)" if method.profile.unanswered_zero else "(left out)")
+    profile = "" if method.profile.name == DEFAULT_PROFILE else \
+        f" (profile {method.profile.name})"
+    treated = "scored 0 where the profile reads a failure so, else left out" \
+        if method.profile.failures_zero else "left out"
     click.echo(
-        f"score --method {method.name}: {len(table.means)} runs, {len(table.topics)} topics, "
+        f"score --method {method.name}{profile}: {len(table.means)} runs, "
+        f"{len(table.topics)} topics, "
         f"{cells}, {table.outside} outside the "
-        f"answer key, {unjudged} unjudged (left out{': ' + kinds if kinds else ''}), "
+        f"answer key, {unjudged} unjudged ({treated}{': ' + kinds if kinds else ''}), "
         f"{left_out_text(table) + ' (left out, no score), ' if table.left_out else ''}"
         f"{time.monotonic() - started:.1f} s",
         err=True,

@@ -26,7 +26,12 @@ from typing import Any
 
 from nuggetizer.compare.meta_evaluate import track_measures
 from nuggetizer.errors import InputError
-from nuggetizer.formats.autojudge import is_autojudge_leaderboard, iter_leaderboard
+from nuggetizer.formats.autojudge import (
+    is_autojudge_leaderboard,
+    iter_leaderboard,
+    measure_column,
+)
+from nuggetizer.formats.ragdoll import SUPPORT_METRICS
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.registry import (
     DEFAULT_METHOD,
@@ -213,14 +218,19 @@ def from_table(table: ScoreTable, measure: str, name: str) -> Scores:
 
 def _read_tsv(path: Path, measure: str) -> Scores:
     """A per-topic TSV (`run_id topic_id measure value`), a leaderboard TSV, or a leaderboard
-    of the AutoJudge framework (`run_id measure topic value`, no header)."""
+    without header: the AutoJudge framework's (`run_id measure topic value`) or one in
+    ir_measures' order (`run_id topic measure value`, as castorini RAGDoll's `support
+    metric-rows` writes, its run means then over the topics present)."""
     autojudge = is_autojudge_leaderboard(path)
     if not autojudge and not is_per_topic(path):
         return Scores(str(path), read_leaderboard(path, measure))
     means: dict[str, float] = {}
     per_topic: PerTopic = {}
-    rows = iter_leaderboard(path) if autojudge else iter_per_topic(path)
+    rows = iter_leaderboard(path, measure_column(path, known_measures())) if autojudge \
+        else iter_per_topic(path)
+    found: dict[str, None] = {}
     for run, topic, name, value in rows:
+        found.setdefault(name)
         if name != measure:
             continue
         if topic == "all":
@@ -230,8 +240,17 @@ def _read_tsv(path: Path, measure: str) -> Scores:
     for run, values in per_topic.items():
         means.setdefault(run, sum(values.values()) / len(values))
     if not means:
-        raise InputError(path, None, f"no rows for measure {measure!r}")
+        shown = ", ".join(list(found)[:12]) + (", ..." if len(found) > 12 else "")
+        raise InputError(path, None, f"no rows for measure {measure!r} (the file's measures: "
+                         f"{shown})")
     return Scores(str(path), means, per_topic or None)  # only `all` rows: run level only
+
+
+def known_measures() -> set[str]:
+    """Every measure a registered method declares, and those of castorini RAGDoll's
+    `support metric-rows`: the names that tell a leaderboard's measure column."""
+    names = {m.name for n in method_names() for m in method_class(n).declared}
+    return names | set(SUPPORT_METRICS)
 
 
 def load_scores(paths: Sequence[Path], measure: str, *, keys: Mapping[str, Any] | None = None,

@@ -36,6 +36,26 @@ def read_answer_run(path: str | Path, keep_unresolved: bool = False
                     for qid, text in texts.items()}
 
 
+def repeated_citations(runs: dict[str, dict[str, Answer]]) -> list[str]:
+    """Where an answer's sentence (a 2026 answer object) cites a reference it already cites
+    (the same position, or another position naming the same id), in words, in file order."""
+    found = []
+    for answers in runs.values():
+        for answer in answers.values():
+            refs = answer.references
+            for k, sentence in enumerate(answer.sentences):
+                seen: dict[object, int] = {}
+                for j, cite in enumerate(sentence.citations):
+                    ref = refs[cite] if isinstance(cite, int) and 0 <= cite < len(refs) else cite
+                    if ref in seen:
+                        place = f"{answer.path}:{answer.line}: " if answer.path else ""
+                        found.append(f"{place}answer[{k}].citations[{j}] cites {ref!r} as "
+                                     f"citations[{seen[ref]}] did")
+                    else:
+                        seen[ref] = j
+    return found
+
+
 def read_runs(paths: Iterable[str | Path], keep_unresolved: bool = False
               ) -> dict[str, dict[str, Answer]]:
     """Several answer runs: {run id: {topic id: answer}}; a run id in two files is an error."""

@@ -93,7 +93,7 @@ def parse_assessment(obj: dict[str, Any], path: Path, line: int, *, lenient: boo
     for k, item in enumerate(given.nuggets):
         importance, raw_importance = importance_label(item, k, path, line, lenient=lenient)
         label = item.assignment
-        assignment = "unjudged" if label.strip().lower() == CASTORINI_FAILED else check_label(
+        assignment = "unjudged" if label.strip().lower() in CASTORINI_FAILED else check_label(
             label, ASSIGNMENT_VALUES, f"nuggets[{k}].assignment label", path, line,
             lenient=lenient)
         if importance is None:

@@ -1,7 +1,10 @@
 """The files of the TREC AutoJudge framework (autojudge-base), written and read back.
 
 - Leaderboard: whitespace-separated `run_id measure topic value`, one row per (run, measure,
-  topic) plus `all` rows holding the run means, no header (the framework's "tot" format).
+  topic) plus `all` rows holding the run means, no header (the framework's "tot" format);
+  read back in that order or in `run_id topic measure value` (ir_measures' order, and that of
+  castorini RAGDoll's `support metric-rows`, which has no `all` rows), the file telling which
+  (`measure_column`).
 - Qrels: the TREC `qid 0 docid grade` our relevance step already writes (`formats.qrels`).
 - Nugget bank: the framework's Nuggetizer nugget-bank JSONL, one bank a line
   `{"qid", "query", "nuggets": [{"text", "importance"}]}` (importance vital/okay; an unjudged
@@ -12,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,32 +63,67 @@ def is_autojudge_leaderboard(path: str | Path) -> bool:
     return False
 
 
-def iter_leaderboard(path: str | Path) -> Iterator[tuple[str, str, str, float]]:
+def _columns(path: Path) -> tuple[set[str], set[str]]:
+    """The values of the second and third columns of a 4-column leaderboard."""
+    second: set[str] = set()
+    third: set[str] = set()
+    for _, line in iter_lines(path):
+        cells = line.split()
+        if len(cells) == 4:
+            second.add(cells[1])
+            third.add(cells[2])
+    return second, third
+
+
+def measure_column(path: str | Path, known: Collection[str] = ()) -> str:
+    """Which column of a headerless 4-column leaderboard holds the measure: "tot" (`run_id
+    measure topic value`, the framework's) or "ir_measures" (`run_id topic measure value`,
+    also the order of castorini RAGDoll's `support metric-rows`), told from the file itself,
+    never from the measure asked for: the column holding `all` (the run means) is the
+    topics'; else the one whose every value is a `known` measure name is the measures'; else
+    the one whose every value is a number is the topics'; else tot."""
+    second, third = _columns(Path(path))
+    for topics, order in ((third, "tot"), (second, "ir_measures")):
+        if ALL in topics and ALL not in (second if topics is third else third):
+            return order
+    names = set(known)
+    if names and third <= names and not second <= names:
+        return "ir_measures"
+    if names and second <= names and not third <= names:
+        return "tot"
+    if all(map(_looks_numeric, second)) and not all(map(_looks_numeric, third)):
+        return "ir_measures"
+    return "tot"
+
+
+def iter_leaderboard(path: str | Path, order: str = "tot"
+                     ) -> Iterator[tuple[str, str, str, float]]:
     """(run, topic, measure, value) of every row of a framework leaderboard, `all` rows
-    included; strict, file:line errors."""
+    included, its columns in `order` ("tot" or "ir_measures": `measure_column`); strict,
+    file:line errors."""
     path = Path(path)
+    names = "run_id measure topic value" if order == "tot" else "run_id topic measure value"
     seen: dict[tuple[str, str, str], int] = {}
     for number, line in iter_lines(path):
         cells = line.split()
         if not cells:
             continue
         if len(cells) != 4:
-            raise InputError(path, number, "expected 4 columns (run_id measure topic value), "
-                             f"found {len(cells)}")
-        run, measure, topic, value = cells
+            raise InputError(path, number, f"expected 4 columns ({names}), found {len(cells)}")
+        run, measure, topic, value = cells if order == "tot" else \
+            (cells[0], cells[2], cells[1], cells[3])
         if not _looks_numeric(value):
             raise InputError(path, number, f"value {value!r} is not a number (the 4th column "
-                             "of an AutoJudge leaderboard: run_id measure topic value)")
+                             f"of a leaderboard: {names})")
         if (run, measure, topic) in seen:
             raise InputError(path, number, f"a second row for run {run!r}, measure "
                              f"{measure!r}, topic {topic!r} (also on line "
-                             f"{seen[run, measure, topic]}): an AutoJudge leaderboard "
-                             "(run_id measure topic value) holds one value each")
+                             f"{seen[run, measure, topic]}): a leaderboard ({names}) holds "
+                             "one value each")
         seen[run, measure, topic] = number
         yield run, topic, measure, float(value)
     if not seen:
-        raise InputError(path, None, "empty file: expected AutoJudge leaderboard rows "
-                         "(run_id measure topic value)")
+        raise InputError(path, None, f"empty file: expected leaderboard rows ({names})")
 
 
 def bank_record(nl: NuggetList) -> dict[str, Any]:

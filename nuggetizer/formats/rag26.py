@@ -13,11 +13,14 @@ Sources:
   topic, the narrative copied exactly from `trec_rag_2026_queries.tsv`; it also asks for no
   extra metadata keys and every reference cited, both warnings here since this project's
   METHODS.md section 8 allows extra metadata and uncited references.
-- Repeated citations: the guidelines allow none. Their Answer Rules read "Cite no more than
-  three references per sentence" and "Sort citation indices by support strength", and
-  `citations` holds "up to three zero-indexed positions into `references`": distinct references
-  in an order of strength. A reference named twice in one answer object (`[2, 2]`, or a
-  position and the doc id at it) is an error here (`citation-repeated`), never judged twice.
+- Repeated citations: the guidelines (rag-task.md at f281e88) have no rule on them. Their
+  Answer Rules read "Use zero to three citations per answer object" and "For sentences with
+  multiple citations, order the citations from strongest to weakest support". A reference
+  named twice in one answer object (`[2, 2]`, or a position and the doc id at it) is a warning
+  here (`citation-repeated`): the run is read and judged, the support method judges such a
+  passage once, a method that reads no citations never notices, and `validate --fix` drops
+  the repeat. (An earlier wording, "Cite no more than three references per sentence", made it
+  an error here; it is superseded.)
 - The same repository's skills/validate-trec-rag-2026-submissions/scripts/validate_submission.py
   (`CLIMBMIX_DOCUMENT_ID = shard_\\d+_\\d+`), and METHODS.md section 8 for citations by doc id,
   empty citation lists, opaque (Markdown) text and words as `str.split()` summed over objects.
@@ -137,8 +140,7 @@ def position(cite: Any, refs: list[Any]) -> int | None:
 def repeated(cite: Any, at: int, first: int, refs: list[Any]) -> str:
     """The message of a citation naming a reference its answer object already cites."""
     return (f"{cite!r} cites references[{at}] ({refs[at]!r}) again, already cited as "
-            f"citations[{first}]: an answer object cites a reference once (--fix drops the "
-            "repeat)")
+            f"citations[{first}]: its passage is judged once (--fix drops the repeat)")
 
 
 def _citations(obj: dict[str, Any], refs: list[Any]) -> tuple[list[Finding], set[int]]:
@@ -162,7 +164,7 @@ def _citations(obj: dict[str, Any], refs: list[Any]) -> tuple[list[Finding], set
                                  f"into references ({span}) nor a doc id listed there"))
             elif at in first:
                 out.append(found("citation-repeated", f"{where}[{j}]",
-                                 repeated(cite, at, first[at], refs)))
+                                 repeated(cite, at, first[at], refs), "warning"))
             else:
                 first[at] = j
                 cited.add(at)

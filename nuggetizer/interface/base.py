@@ -29,6 +29,7 @@ from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.records import JudgmentIds, KeyIds, validated
 from nuggetizer.interface.declare import check_choices, setting
 from nuggetizer.interface.judging import Judging
+from nuggetizer.interface.profile import GUIDELINE, Profile
 from nuggetizer.interface.report_part import ReportPart
 from nuggetizer.measures.base import Measure, names
 from nuggetizer.templates import Prompt, load_prompt
@@ -191,12 +192,18 @@ class AnswerKeyMethod(ABC):
                 Measure(m, m, missing=None if m in cls.answered_only else 0.0,
                         diagnostic=m in cls.diagnostic) for m in own)
 
+    # the reading of the definitions its scores take (interface/profile.py); set by
+    # `configure`, the default's otherwise
+    profile: Profile = GUIDELINE
+
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.config_type()
 
     @classmethod
-    def configure(cls, settings: Mapping[str, Any] | None = None) -> AnswerKeyMethod:
-        """The method with `settings` (None values keep the defaults); strings (from --set)
+    def configure(cls, settings: Mapping[str, Any] | None = None,
+                  profile: Profile | None = None) -> AnswerKeyMethod:
+        """The method with `settings` (None values keep the defaults, or those the scoring
+        `profile` gives) scoring under `profile` (None: the default); strings (from --set)
         are typed after the setting's default. ConfigError names an unknown or bad one."""
         fields = {f.name: f for f in dataclasses.fields(cls.config_type)}
         given: dict[str, Any] = {}
@@ -208,12 +215,17 @@ class AnswerKeyMethod(ABC):
                 raise ConfigError(f"method {cls.name!r} has no setting {name} (known: "
                                   f"{', '.join(sorted(fields))})")
             given[name] = _typed(name, value, fields[name].default)
+        chosen = profile or GUIDELINE
+        for name, value in chosen.settings_of(cls.name).items():
+            given.setdefault(name, value)
         try:
             config = cls.config_type(**given)
             check_choices(config)
-            return cls(config)
+            method = cls(config)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"method {cls.name!r}: {exc}") from None
+        method.profile = chosen
+        return method
 
     def settings(self) -> dict[str, Any]:
         """The configuration recorded in provenance (must decide the outputs)."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from nuggetizer.errors import ConfigError
 from nuggetizer.interface.base import AnswerKeyMethod
+from nuggetizer.interface.profile import get_profile
 
 PLUGINS_ENV = "NUGGETIZER_METHODS"
 DEFAULT_METHOD = "nuggets"  # the AutoNuggetizer: the method a command or track names by default
@@ -76,6 +77,8 @@ def method_holding(paths: Sequence[Path]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def make_method(name: str, settings: Mapping[str, Any] | None = None) -> AnswerKeyMethod:
-    """The method `name` configured with `settings` (see AnswerKeyMethod.configure)."""
-    return method_class(name).configure(settings)
+def make_method(name: str, settings: Mapping[str, Any] | None = None,
+                profile: str | None = None) -> AnswerKeyMethod:
+    """The method `name` configured with `settings`, scoring under the profile called
+    `profile` (None: the default; see AnswerKeyMethod.configure, interface/profile.py)."""
+    return method_class(name).configure(settings, get_profile(profile))

@@ -97,6 +97,14 @@ def _picker(positions: list[int]) -> Pick:
     return lambda labels: tuple(labels[k] for k in positions)
 
 
+def failures_scored(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:
+    """`label_scores` with every unjudged assignment counted as not_support, its nugget kept
+    in the denominators: castorini RAGDoll's reading of a failed assignment
+    (nuggetizer/metrics.py `calculate_scores`), the `ragdoll` scoring profile's. An answer
+    with nothing judged then scores 0, never NaN."""
+    return label_scores(importance, [NONE if a == UNJUDGED else a for a in assignment])
+
+
 def unjudged_measures(importance: Sequence[str], assignment: Sequence[str]
                       ) -> dict[str, float]:
     """NaN for the measures of one answer whose nuggets all stayed unjudged though the key has

@@ -41,13 +41,17 @@ SCALES: dict[str, tuple[str, ...]] = {
     "binary": ("satisfied", "not_satisfied"), "ternary": LABELS}
 
 
-def compliance(graded: Iterable[tuple[float, str]], grading: str = "binary") -> float:
-    """Σ(weight × grade) / Σ(positive weights) over the judged (weight, label) pairs; 0 when no
-    judged criterion has a positive weight (the release's `else 0.0`). `grading` binary: a
-    partially_satisfied label counts 0, as the release's binary mode reads it."""
+def compliance(graded: Iterable[tuple[float, str]], grading: str = "binary", *,
+               failures_zero: bool = False, empty: float = 0.0) -> float:
+    """Σ(weight × grade) / Σ(positive weights) over the judged (weight, label) pairs; `empty`
+    (0, the release's `else 0.0`) when no judged criterion has a positive weight. `grading`
+    binary: a partially_satisfied label counts 0, as the release's binary mode reads it.
+    `failures_zero`: an unjudged criterion counts as not satisfied, its weight kept (castorini
+    RAGDoll's rubric/metrics.py `score_response`, with `empty` NaN there: the `ragdoll`
+    scoring profile)."""
     half = GRADES["partially_satisfied"] if grading == "ternary" else 0.0
-    judged = [(float(w), half if label == "partially_satisfied" else GRADES[label])
-              for w, label in graded if label in GRADES]
+    judged = [(float(w), half if label == "partially_satisfied" else GRADES.get(label, 0.0))
+              for w, label in graded if failures_zero or label in GRADES]
     numerator = sum(w * g for w, g in judged)
     denominator = sum(w for w, _ in judged if w > 0)
-    return numerator / denominator if denominator > 0 else 0.0
+    return numerator / denominator if denominator > 0 else empty

@@ -44,6 +44,28 @@ DECLARED: tuple[Measure, ...] = (
 MEASURES: tuple[str, ...] = names(DECLARED)
 
 
+def object_mean_scores(sentences: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Both measures as castorini's RAGDoll computes them (support/metrics.py
+    `support_metric`; the `ragdoll` scoring profile), from the labels of each sentence's
+    citations in scope (its first only, or all of them, a passage cited twice counted twice):
+    a sentence's weight is the mean weight of its judged citations; precision is the mean of
+    those weights over the sentences with a judged citation (macro over answer objects),
+    recall their sum over the sentences, less those whose every citation is unjudged (a
+    sentence without citations counts 0); 0 when nothing is left."""
+    total, judged, weight = len(sentences), 0, 0.0
+    for labels in sentences:
+        if not labels:
+            continue
+        weights = [SUPPORT_WEIGHTS[label] for label in labels if label in SUPPORT_WEIGHTS]
+        if weights:
+            weight += sum(weights) / len(weights)
+            judged += 1
+        else:
+            total -= 1
+    return {"support_recall": weight / total if total else 0.0,
+            "support_precision": weight / judged if judged else 0.0}
+
+
 def support_scores(sentences: Sequence[Sequence[str]]) -> dict[str, float]:
     """Both measures of one answer from the labels of each sentence's pairs (an empty list: a
     sentence without citations)."""

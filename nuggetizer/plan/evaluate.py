@@ -50,7 +50,7 @@ def track_method(config: Track, name: str, base: Path, several: bool, only: set[
                  ) -> TrackMethod:
     """Read and check what one method of the track needs before any LLM call. With several
     methods, each judges the runs of the kinds it judges (answers, retrieval contexts)."""
-    method = make_method(name, config.settings(name))
+    method = make_method(name, config.settings(name), config.profile)
     runs, retrieval = config.runs, config.retrieval_runs
     if several:
         runs = runs if "answer" in method.targets else []

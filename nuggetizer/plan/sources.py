@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.answers import read_runs
+from nuggetizer.formats.answers import read_runs, repeated_citations
 from nuggetizer.formats.narratives import sub_narrative_source
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
@@ -133,6 +133,11 @@ def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: 
         click.echo(f"note: {len(warnings)} warnings of the track rules (`nuggetizer validate "
                    f"--track-rules {track}` lists them), e.g. {warnings[0]}", err=True)
     answers = read_runs(runs, keep_unresolved=allow_missing and method.judging.citations)
+    if (repeats := repeated_citations(answers)):
+        then = "its passage is judged once" if method.judging.citations else \
+            f"--method {method.name} reads no citations"
+        click.echo(f"warning: {len(repeats)} citations name a reference their answer object "
+                   f"already cites ({then}), e.g. {repeats[0]}", err=True)
     if (count := cut(answers, chosen)):
         click.echo(f"note: {count} reports over their length limit are cut to it before "
                    "judging, as their track scores them [ragtime length]", err=True)

@@ -15,6 +15,9 @@ into `OUT/METHOD/` and a combined leaderboard of every measure into `OUT`. A met
 name that method's own key (`key = "rubrics.jsonl"` under `[rubrics]`), beside a key the others
 build.
 
+`profile = "ragdoll"` scores (and judges battles) as castorini's RAGDoll, the TREC RAG 2026
+scorer, does (interface/profile.py); evaluate's --profile wins.
+
 `assessors = ["openai:a", "openai:b", "openai:c"]` (instead of `assessor`) judges with an
 ensemble, `samples = N` asks each assessor N times, `aggregate` chooses how the votes combine
 (assessors/aggregation.py); the command line's --assessor, --samples, --aggregate win."""
@@ -82,6 +85,8 @@ class Track(BaseModel):
     assessors: list[str] = []  # an ensemble: every label voted on (guide: Ensembles)
     samples: int | None = Field(None, ge=1)  # answers asked of each assessor, voted on
     aggregate: Literal["majority", "median", "mean"] | None = None  # how votes combine
+    # the scoring profile (interface/profile.py): the guideline's reading, or RAGDoll's numbers
+    profile: Literal["guideline", "ragdoll"] = "guideline"
     relevance: Relevance | None = None  # grade the runs' pool instead of reading qrels
     prices: TrackPrices | None = None  # per million tokens, for evaluate --dry-run
     method_settings: dict[str, Any] = {}  # the table named after the method

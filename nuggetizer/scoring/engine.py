@@ -8,7 +8,9 @@ unjudged items are left out by the method's own measures and counted here, by ki
 of which nothing was judged (the method's `nothing_judged`: every item unjudged) has no score:
 it is left out of its run's rows and means (never scored 0) and counted, as are the topics and
 runs with nothing judged at all; a judgment whose topic is not in the key is counted, not
-scored.
+scored. Under the `ragdoll` scoring profile (interface/profile.py, the method's `profile`) an
+unanswered topic has no row and every mean is over the topics a run answered, as castorini
+RAGDoll's run means are; what the method scores under it is the method's.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from nuggetizer.errors import InputError
 from nuggetizer.interface.base import AnswerKeyMethod, Judged
+from nuggetizer.interface.profile import GUIDELINE
 from nuggetizer.interface.table import JudgedTable
 
 
@@ -46,6 +49,7 @@ class ScoreTable:
     empty: dict[str, list[str]] = field(default_factory=dict)  # run: topics with nothing judged
     left_out: Counter[str] = field(default_factory=Counter)  # e.g. "answers with nothing judged"
     extras: dict[str, str] = field(default_factory=dict)  # a method scored per run's other tables
+    profile: str = GUIDELINE.name  # the scoring profile (interface/profile.py)
 
     @property
     def judged_nothing(self) -> bool:
@@ -167,7 +171,8 @@ def score_judged(
         for item in pool:
             scored.setdefault(item.run_id, {})[qid] = method.score(key, item.record, records)
     table = ScoreTable(method.measures, method.primary, order, outside=outside,
-                       unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty)
+                       unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty,
+                       profile=method.profile.name)
     for run_id, answered in scored.items():
         _fill(table, method, run_id, answered)
     table.measures = tuple(m.name for m in method.declared if not m.diagnostic
@@ -218,7 +223,7 @@ def _run_level(method: AnswerKeyMethod, table: JudgedTable, keys: Mapping[str, A
     runs = method.score_runs(table, order)
     scored = ScoreTable(method.measures, method.primary, order, outside=outside,
                         unjudged=dict(runs.unjudged), kinds=+kinds, empty=empty,
-                        extras=runs.extras)
+                        extras=runs.extras, profile=method.profile.name)
     scored.per_topic, scored.means = runs.per_topic, runs.means
     _count_left_out(scored, left_out, runs.per_topic)
     for run_id in runs.means:
@@ -251,17 +256,21 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
     as NaN, nothing having been judged for it, is left out of its row and of that measure's
     mean, and counted in `left_out`)."""
     given = [m for m in method.declared if any(m.name in r for r in answered.values())]
+    zero = method.profile.unanswered_zero  # else an unanswered topic has no row, no 0
     missing = {m.name: m.missing for m in given if m.missing is not None}
     rows: dict[str, dict[str, float]] = {}
     answered_rows: list[dict[str, float]] = []
     unscored: dict[str, set[str]] = {}  # topic: its measures with nothing judged
     empty = set(table.empty.get(run_id, ())) - set(answered)
+    unanswered = 0
     for qid in table.topics:
         row = answered.get(qid)
         if row is None and qid in empty:
             continue
         if row is None:
-            rows[qid] = dict(missing)
+            unanswered += 1
+            if zero:
+                rows[qid] = dict(missing)
             continue
         total = sum(row.values())
         if total != total:  # a NaN among them: nothing judged for that measure
@@ -271,7 +280,7 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
         answered_rows.append(row)
     means: dict[str, float] = {}
     for measure in given:
-        m, value = measure.name, measure.missing
+        m, value = measure.name, measure.missing if zero else None
         if value is None:  # left out where missing: the mean over the answered topics
             values = [r[m] for r in answered_rows if m in r]
             means[m] = sum(values) / len(values) if values else 0.0
@@ -285,7 +294,7 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
             table.left_out[f"{m} of topics with nothing judged for it"] += 1
     table.per_topic[run_id] = rows
     table.means[run_id] = means
-    table.missing[run_id] = len(rows) - len(answered_rows)
+    table.missing[run_id] = unanswered
     table.unjudged.setdefault(run_id, 0)
 
 
@@ -306,7 +315,7 @@ def combine_tables(tables: Sequence[ScoreTable]) -> ScoreTable:
     if len(set(measures)) != len(measures):
         raise ValueError(f"measure names repeat across the tables: {measures}")
     topics = list(dict.fromkeys(q for t in tables for q in t.topics))
-    combined = ScoreTable(measures, tables[0].primary, topics)
+    combined = ScoreTable(measures, tables[0].primary, topics, profile=tables[0].profile)
     for table in tables:
         for run_id, rows in table.per_topic.items():
             mine = combined.per_topic.setdefault(run_id, {})

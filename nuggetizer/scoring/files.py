@@ -109,5 +109,5 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
         write_sidecar(out.diversity, inputs)
     for path in (out.output, out.per_topic, out.autojudge):
         if path is not None:
-            write_sidecar(path, inputs, table.left_out)
+            write_sidecar(path, inputs, table.left_out, {"profile": table.profile})
     return table

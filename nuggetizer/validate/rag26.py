@@ -45,7 +45,7 @@ class Rag26Checks:
             findings += rag26.check_narrative(meta, self.narratives)
         for found in findings:
             self.add(n, found.field, found.message, found.severity, f"[{found.rule}]")
-            if found.rule in FIXABLE:
+            if found.rule in FIXABLE and found.severity == "error":
                 self.fixable_errors += 1
         items = rag26.listed(obj, "answer")
         texts = [i["text"] for i in items if isinstance(i, dict) and isinstance(i.get("text"), str)]

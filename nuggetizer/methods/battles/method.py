@@ -31,6 +31,8 @@ from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats import ragdoll
+from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
 from nuggetizer.interface.declare import check_choices, setting
@@ -99,8 +101,22 @@ class Battle:
 
 
 def is_battles(path: Path) -> bool:
-    """Whether `path` is battle judgments: a battles.jsonl, or a folder holding one."""
-    return path.name == BATTLES_FILE or (path / BATTLES_FILE).is_file()
+    """Whether `path` is battle judgments: a battles.jsonl, or a folder holding one, or a
+    file of castorini RAGDoll's arena judgments."""
+    return path.name == BATTLES_FILE or (path / BATTLES_FILE).is_file() or is_ragdoll_arena(path)
+
+
+def is_ragdoll_arena(path: Path) -> bool:
+    """Whether `path` is a file whose first line is a RAGDoll arena judgment."""
+    if not path.is_file() or path.suffix.lower() != ".jsonl":
+        return False
+    with path.open("rb") as f:
+        first = next((raw for raw in f if raw.strip()), b"")
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and ragdoll.is_arena_judgment(obj)
 
 
 def parse_verdict(text: str) -> str:
@@ -156,6 +172,16 @@ def first_shown(seed: int, key: str) -> str:
     return "a" if digest[0] % 2 == 0 else "b"
 
 
+def ragdoll_first(seed: int, qid: str, run_a: str, run_b: str) -> str:
+    """The side ("a", run_a the id that sorts first) castorini RAGDoll shows first
+    (arena/stages.py `assistant_order`): the first byte of the sha256 of the seed, both run
+    ids sorted and the topic, NUL-separated, even: the pair's first run, as RAGDoll's answer
+    files list them (sorted by file name; here by run id)."""
+    first, second = sorted((run_a, run_b))
+    digest = hashlib.sha256(f"{seed}\x00{first}\x00{second}\x00{qid}".encode()).digest()
+    return "a" if digest[0] % 2 == 0 else "b"
+
+
 @register
 class BattlesMethod(AnswerKeyMethod):
     """Blind pairwise battles between runs' answers, ranked by Bradley-Terry."""
@@ -176,10 +202,21 @@ class BattlesMethod(AnswerKeyMethod):
         return BattlesPart(runs)
 
     def orders(self, battle: Battle) -> list[str]:
-        """The side shown first in each order judged."""
+        """The side shown first in each order judged (one order: drawn by this project's
+        seeded hash, or under the ragdoll profile as castorini RAGDoll draws it)."""
         if self.config.both_orders:
             return ["a", "b"]
+        if self.profile.ragdoll_order:
+            return [ragdoll_first(self.config.seed, battle.qid, battle.a.run_id, battle.b.run_id)]
         return [first_shown(self.config.seed, battle.key)]
+
+    def settings(self) -> dict[str, Any]:
+        """The settings, and the profile when it decides the order a battle is shown in (so
+        a journal of one is never resumed by the other)."""
+        settings = super().settings()
+        if self.profile.ragdoll_order and not self.config.both_orders:
+            settings["profile"] = self.profile.name
+        return settings
 
     def messages(self, battle: Battle, first: str) -> tuple[tuple[str, str], ...]:
         """The prompt of one order: no run id anywhere in it."""
@@ -253,7 +290,11 @@ class BattlesMethod(AnswerKeyMethod):
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> dict[str, Any]:
         """A battle line, checked: its ids, orders and verdicts; `result` recomputed from
-        them (so a hand-edited verdict decides)."""
+        them (so a hand-edited verdict decides). A castorini RAGDoll arena judgment reads as
+        a battle of one order (formats/ragdoll.py)."""
+        if ragdoll.is_arena_judgment(obj):
+            obj = ragdoll.arena_battle(obj, path, line)
+            obj.pop("task_id")
         validated(BattleJudgment, obj, path, line)
         obj["qid"], obj["run_a"], obj["run_b"] = map(str, (obj["qid"], obj["run_a"],
                                                            obj["run_b"]))
@@ -281,9 +322,20 @@ class BattlesMethod(AnswerKeyMethod):
     def read_table(self, paths: Sequence[Path], lenient: bool = False) -> BattleTable:
         """The battles as `score` reads them: one table of arrays (methods/battles/table.py),
         each line checked by hand, the full check (and its message) for any line that does
-        not pass."""
-        return read_table(paths, lambda obj, where, line: self.judgment_record(
-            obj, where, line, lenient))
+        not pass. Files of RAGDoll's arena judgments are read whole, a task's completed row
+        kept over the failed ones a resumed arena leaves beside it."""
+        if not any(map(is_ragdoll_arena, paths)):
+            return read_table(paths, lambda obj, where, line: self.judgment_record(
+                obj, where, line, lenient))
+        records: list[tuple[dict[str, Any], Path, int]] = []
+        for path in paths:
+            if is_ragdoll_arena(path):
+                rows = [(obj, line) for line, obj in iter_jsonl(path)]
+                records += [(self.judgment_record(battle, path, line, lenient), path, line)
+                            for battle, line in ragdoll.arena_battles(rows, path)]
+            else:
+                records += [(j.record, j.path, j.line) for j in self.read_judged(path, lenient)]
+        return table_of(records)
 
     def table_of(self, judged: Sequence[Judged]) -> BattleTable:
         return table_of([(j.record, j.path, j.line) for j in judged])

@@ -44,7 +44,7 @@ from nuggetizer.measures.nuggets import (
     DECLARED,
     answer_length,
     answer_scores,
-    nugget_scores,
+    failures_scored,
     text_length,
 )
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
@@ -172,17 +172,21 @@ class NuggetsMethod(AnswerKeyMethod):
 
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
+        labelled: Iterable[tuple[str | None, str, str]]
         if isinstance(judgment, LabelRow):
-            scores = answer_scores(judgment.importance, judgment.assignment)
+            importance, assignment = judgment.importance, judgment.assignment
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
             # are the key's (none mapped, or no key: no coverage to compute)
             mapped = self._keyed(key)[2] if key is not None else None
-            labelled: Iterable[tuple[str | None, str, str]] = zip(
-                mapped, judgment.importance, judgment.assignment) if mapped else ()
+            labelled = zip(mapped, importance, assignment) if mapped else ()
         else:
-            scores = nugget_scores([(n.importance, n.assignment) for n in judgment.nuggets])
+            importance = [n.importance for n in judgment.nuggets]
+            assignment = [n.assignment for n in judgment.nuggets]
             labelled = ((n.mapped_sub_narrative, n.importance, n.assignment)
                         for n in judgment.nuggets)
+        # the ragdoll profile: a failed assignment counts as not_support (RAGDoll's reading)
+        scores = (failures_scored if self.profile.failures_zero else answer_scores)(
+            importance, assignment)
         length = judgment.length
         if length is None or judgment.stated_length:  # L from the text, never self-reported
             length = text_length(judgment.answer_text)
@@ -191,7 +195,10 @@ class NuggetsMethod(AnswerKeyMethod):
         return scores
 
     def nothing_judged(self, judgment: Assessment | LabelRow) -> str | None:
-        """An answer whose every nugget stayed unassigned: no score from it."""
+        """An answer whose every nugget stayed unassigned: no score from it (under the
+        ragdoll profile it scores, every failed assignment counting as not_support)."""
+        if self.profile.failures_zero:
+            return None
         if isinstance(judgment, LabelRow):
             labels = judgment.assignment
             return "answer" if labels and labels.count(UNJUDGED) == len(labels) else None

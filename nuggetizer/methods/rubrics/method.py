@@ -28,6 +28,7 @@ Judgment record: `{"run_id", "qid", "answer_text", "criteria": [{"criterion", "w
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -39,6 +40,7 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.cache import cache_key
 from nuggetizer.errors import ConfigError, InputError
+from nuggetizer.formats import ragdoll
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import (
     AnswerKeyMethod,
@@ -118,7 +120,10 @@ class RubricsMethod(AnswerKeyMethod):
     def key_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                    ) -> dict[str, Any]:
         """A rubrics line: `qid` and its criteria (`query`/`prompt` kept when present); an
-        empty criterion is an InputError (it cannot be graded)."""
+        empty criterion is an InputError (it cannot be graded). A castorini RAGDoll rubric
+        line reads as one (formats/ragdoll.py: its criteria as RAGDoll grades them)."""
+        if ragdoll.is_rubric(obj):
+            obj = ragdoll.rubric_key(obj, path, line)
         given = obj.get("rubrics")
         for k, item in enumerate(given if isinstance(given, list) else []):
             text = item.get("criterion") if isinstance(item, dict) else None
@@ -205,7 +210,10 @@ class RubricsMethod(AnswerKeyMethod):
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> dict[str, Any]:
         """A judgment line, checked: its criteria and each one's label (an off-menu label is an
-        error, or under `lenient` unjudged with the reason)."""
+        error, or under `lenient` unjudged with the reason). A castorini RAGDoll graded
+        rubric line reads as one (formats/ragdoll.py)."""
+        if ragdoll.is_graded_rubric(obj):
+            obj = ragdoll.rubric_judgment(obj, path, line)
         validated(RubricsJudgment, obj, path, line)
         for k, item in enumerate(obj["criteria"]):
             label = item.get("label")
@@ -223,15 +231,20 @@ class RubricsMethod(AnswerKeyMethod):
                                         if c["label"] == UNJUDGED)})
 
     def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
-        """An answer whose every criterion stayed unjudged: no score (not a 0)."""
+        """An answer whose every criterion stayed unjudged: no score (not a 0); under the
+        ragdoll profile it scores, every unjudged criterion counting as not satisfied."""
+        if self.profile.failures_zero:
+            return None
         labels = [c["label"] for c in judgment["criteria"]]
         return "answer" if labels and all(label == UNJUDGED for label in labels) else None
 
     def score(self, key: Any, judgment: Mapping[str, Any], pool: Sequence[Any]
               ) -> dict[str, float]:
-        return {"compliance": mr.compliance(((c["weight"], c["label"])
-                                             for c in judgment["criteria"]),
-                                            self.config.grading)}
+        profile = self.profile
+        return {"compliance": mr.compliance(
+            ((c["weight"], c["label"]) for c in judgment["criteria"]), self.config.grading,
+            failures_zero=profile.failures_zero,
+            empty=math.nan if profile.empty_rubric_nan else 0.0)}
 
     def sheets(self, judgments: Sequence[Any], comment: str) -> dict[str, str]:
         return rubric_sheets(judgments, comment)

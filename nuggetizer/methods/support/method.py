@@ -37,6 +37,11 @@ from typing import Any
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import InputError
+from nuggetizer.formats.ragdoll import (
+    citation_labels,
+    is_support_assignment,
+    support_judgment,
+)
 from nuggetizer.formats.records import validated
 from nuggetizer.interface.base import (
     AnswerKeyMethod,
@@ -174,7 +179,10 @@ class SupportMethod(AnswerKeyMethod):
     def judgment_record(self, obj: dict[str, Any], path: Path, line: int, lenient: bool
                         ) -> dict[str, Any]:
         """A judgment line, checked: its sentences, their pairs and each pair's label (an
-        off-menu label is an error, or under `lenient` unjudged with the reason)."""
+        off-menu label is an error, or under `lenient` unjudged with the reason). A line of
+        castorini RAGDoll's support assignments (formats/ragdoll.py) reads as one."""
+        if is_support_assignment(obj):
+            obj = support_judgment(obj, path, line, self.first_citation_only)
         validated(SupportJudgment, obj, path, line)
         where = f"run {obj['run_id']!r} topic {obj['qid']!r}"
         for k, sentence in enumerate(obj["sentences"], 1):
@@ -200,13 +208,21 @@ class SupportMethod(AnswerKeyMethod):
 
     def nothing_judged(self, judgment: Mapping[str, Any]) -> str | None:
         """An answer whose every (sentence, citation) pair stayed unjudged: no score (not the
-        0 of an answer without support)."""
+        0 of an answer without support); under the ragdoll profile it scores 0, as RAGDoll
+        scores it."""
+        if self.profile.support_object_mean:
+            return None
         labels = [p["label"] for s in judgment["sentences"] for p in s["pairs"]]
         return "answer" if labels and all(label == UNJUDGED for label in labels) else None
 
     def score(self, key: Any, judgment: Mapping[str, Any], pool: Sequence[Any]
               ) -> dict[str, float]:
-        return ms.support_scores([[p["label"] for p in s["pairs"]]
+        if self.profile.support_object_mean:  # RAGDoll's: `citations` picks its metric
+            return ms.object_mean_scores([citation_labels(s, self.first_citation_only)
+                                          for s in judgment["sentences"]])
+        # a RAGDoll file's second judgment of a passage cited twice (`repeat`) is left out:
+        # here a passage a sentence cites twice is one pair
+        return ms.support_scores([[p["label"] for p in s["pairs"] if not p.get("repeat")]
                                   for s in judgment["sentences"]])
 
     # --- sheets ------------------------------------------------------------------------------
