@@ -211,9 +211,12 @@ class BattlesMethod(AnswerKeyMethod):
         return [first_shown(self.config.seed, battle.key)]
 
     def settings(self) -> dict[str, Any]:
-        """The settings, and the profile when it decides the order a battle is shown in (so
-        a journal of one is never resumed by the other)."""
+        """The settings, with the digest of a rubrics file shown in the prompt, and the
+        profile when it decides the order a battle is shown in (so a journal of one is never
+        resumed by the other)."""
         settings = super().settings()
+        if self.config.rubrics:
+            settings["rubrics_sha256"] = file_digest(self.config.rubrics)
         if self.profile.ragdoll_order and not self.config.both_orders:
             settings["profile"] = self.profile.name
         return settings
@@ -238,12 +241,6 @@ class BattlesMethod(AnswerKeyMethod):
             raise ConfigError(f"--set rubrics={self.config.rubrics}: topic {qid!r} has no "
                               "rubric there; give a rubrics file with every topic judged")
         return rubrics[qid]
-
-    def settings(self) -> dict[str, Any]:
-        found = super().settings()
-        if self.config.rubrics:
-            found["rubrics_sha256"] = file_digest(self.config.rubrics)
-        return found
 
     async def judge_together(self, assessor: Assessor,
                              targets: Mapping[str, Mapping[str, Target]],
