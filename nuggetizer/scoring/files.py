@@ -16,7 +16,13 @@ from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.table import JudgedTable
 from nuggetizer.run.chosen import note_unknown
 from nuggetizer.run.provenance import hash_ahead, write_sidecar
-from nuggetizer.scoring.engine import ScoreTable, judgment_files, read_judged, score_judged
+from nuggetizer.scoring.engine import (
+    ScoreTable,
+    judgment_files,
+    not_judged_yet,
+    read_judged,
+    score_judged,
+)
 from nuggetizer.scoring.tables import write_tables
 
 
@@ -87,7 +93,7 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
             judged, _ = judged.restricted(only)
         else:
             judged = (j for j in judged if j.qid in only)
-    table = score_judged(method, judged, keys, lenient, universe)
+    table = score_judged(method, judged, keys, lenient, universe, not_judged_yet(list(paths)))
     if only is not None and keys is None and universe is None and not table.topics:
         raise ConfigError("--only-topics: none of the chosen topics is judged in "
                           f"{', '.join(map(str, paths))}")
