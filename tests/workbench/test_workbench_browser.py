@@ -117,7 +117,7 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                     assert page.evaluate("window.pwned") is None
                     texts.append(page.inner_text("#answer"))
                     assert page.locator("#answer a, #answer img, #answer script").count() == 0
-                    page.evaluate("""() => { const n = document.getElementById('answer')
+                    page.evaluate("""() => { const n = document.querySelector('#answer p')
                         .firstChild; const r = document.createRange(); r.setStart(n, 0);
                         r.setEnd(n, 20); getSelection().removeAllRanges();
                         getSelection().addRange(r); }""")
@@ -147,18 +147,25 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                 page.screenshot(path=str(shots / "support.png"), full_page=True)
                 assert len(api.get(f"/api/item/{it['ref']}").json()["value"]) == count
 
-                # a blind battle in both orders: no run id in the page or its requests
-                it = by_task["battle"][0]
+                # blind battles, one order a page, judged by keys down the queue: no run id
+                # in any page or request
                 before = len(requests)
-                page.goto(f"{server.url}/item/{it['ref']}")
-                page.keyboard.press("1")
-                page.keyboard.press("3")
-                _saved(page)
-                page.screenshot(path=str(shots / "battle.png"), full_page=True)
-                html = page.content()
-                assert not any(r in html for r in RUN_IDS)
+                battles = by_task["battle"]
+                page.goto(f"{server.url}/item/{battles[0]['ref']}")
+                for k in range(len(battles)):
+                    page.keyboard.press(str(k % 3 + 1))
+                    _saved(page)
+                    html = page.content()
+                    assert not any(r in html for r in RUN_IDS)
+                    if k == 0:
+                        page.screenshot(path=str(shots / "battle.png"), full_page=True)
+                    if k + 1 < len(battles):
+                        with page.expect_navigation():
+                            page.keyboard.press("n")
                 assert not any(r in u for u in requests[before:] for r in RUN_IDS)
-                assert not any(r in api.get(f"/api/item/{it['ref']}").text for r in RUN_IDS)
+                for it in battles:
+                    assert not any(r in api.get(f"/api/item/{it['ref']}").text for r in RUN_IDS)
+                    assert api.get(f"/api/item/{it['ref']}").json()["value"]["o"]
 
                 # rubric grading (ternary)
                 rubric = [i for i in items if i["task"] == "rubric"][0]
