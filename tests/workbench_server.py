@@ -128,8 +128,8 @@ def free_port() -> int:
 class Server:
     """`nuggetizer workbench serve` in a subprocess."""
 
-    def __init__(self, database: str, log: Path) -> None:
-        self.database, self.log, self.port = database, log, free_port()
+    def __init__(self, database: str, log: Path, args: tuple[str, ...] = ()) -> None:
+        self.database, self.log, self.port, self.args = database, log, free_port(), args
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -139,7 +139,8 @@ class Server:
     def start(self) -> Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nuggetizer", "workbench", "serve", "--db", self.database,
-             "--port", str(self.port)], stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+             "--port", str(self.port), *self.args], stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -165,8 +166,8 @@ class Server:
 
 
 @contextmanager
-def serving(database: str, log: Path) -> Iterator[Server]:
-    server = Server(database, log).start()
+def serving(database: str, log: Path, args: tuple[str, ...] = ()) -> Iterator[Server]:
+    server = Server(database, log, args).start()
     try:
         yield server
     finally:

@@ -98,10 +98,15 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
         raise ConfigError("--only-topics: none of the chosen topics is judged in "
                           f"{', '.join(map(str, paths))}")
     if table.judged_nothing:
+        # nothing judged yet (a campaign's export), rather than judged and failed
+        failed = [k for k in table.left_out if k.endswith("s with nothing judged")
+                  and not k.startswith(("topics ", "runs "))]
+        waiting = not failed and any(k.endswith("not judged yet") for k in table.left_out)
         raise NothingJudgedError(
             f"score --method {method.name}: nothing was judged in {len(files)} judgment "
-            f"files ({left_out_text(table)}); no leaderboard written: judge again with an "
-            "assessor that answers")
+            f"files ({left_out_text(table)}); no leaderboard written: " +
+            ("judge some of them first" if waiting else
+             "judge again with an assessor that answers"))
     if hashing is not None:
         hashing.join()
     write_tables(table, out.output, out.per_topic)

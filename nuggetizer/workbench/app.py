@@ -192,13 +192,9 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "",
             body.append(f'<p><a class="button" id="continue" href="{pages.e(base)}/item/'
                         f'{pages.e(todo[0].ref)}">Continue ({pages.e(TITLES[todo[0].task])}, '
                         f"topic {pages.e(todo[0].qid)})</a> <kbd>n</kbd></p>")
-        table = "".join(
-            f'<tr><td>{pages.e(names.get(i.project_id, ""))}</td><td>{pages.e(TITLES[i.task])}'
-            f'</td><td>{pages.e(i.qid)}</td><td>{"done" if finished(i, j) else "to do"}</td>'
-            f'<td><a href="{pages.e(base)}/item/{pages.e(i.ref)}">open</a></td></tr>'
-            for i, j in rows)
-        body.append("<table><thead><tr><th>project</th><th>task</th><th>topic</th>"
-                    f"<th>state</th><th></th></tr></thead><tbody>{table}</tbody></table>")
+        body.append(pages.queue_summary(base, [
+            (names.get(i.project_id, ""), i.task, i.qid, finished(i, j), i.ref)
+            for i, j in rows]))
         data = {"next": f"{base}/item/{todo[0].ref}" if todo else ""}
         return web.page("Your items", "".join(body), account, login, data)
 

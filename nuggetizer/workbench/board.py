@@ -66,9 +66,9 @@ def boards(db: Session, project: Project) -> list[Board]:
             try:
                 table = _scored(project, task, out / FOLDERS[task])
             except NuggetizerError as exc:
-                found.append(Board(task, [], "", items, yet, note=str(exc).split(":")[0]
-                                   if isinstance(exc, NothingJudgedError) and yet == items
-                                   else str(exc)))
+                nothing = isinstance(exc, NothingJudgedError) and yet == items
+                found.append(Board(task, [], "", items, yet,
+                                   note="nothing judged yet" if nothing else str(exc)))
                 continue
             rows = [line.split("\t") for line in leaderboard_tsv(table).splitlines()]
             found.append(Board(task, rows, left_out_text(table), items, yet))

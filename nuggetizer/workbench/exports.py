@@ -94,6 +94,13 @@ def resolve(item: Item, judged: Sequence[tuple[str, Judgment]],
 def judged_items(db: Session, project: Project
                  ) -> list[tuple[Item, list[tuple[str, Judgment]]]]:
     """Every item with its assessors' judgments, in the order they were assigned."""
+    return [(item, judged) for item, _, judged in assigned_items(db, project)]
+
+
+def assigned_items(db: Session, project: Project
+                   ) -> list[tuple[Item, list[str], list[tuple[str, Judgment]]]]:
+    """Every item with its assessors (in the order they were assigned) and their
+    judgments."""
     names = {a.id: a.name for a in db.scalars(select(Account))}
     judgments: dict[int, dict[int, Judgment]] = defaultdict(dict)
     for j in db.scalars(select(Judgment).join(Item).where(Item.project_id == project.id)):
@@ -104,8 +111,9 @@ def judged_items(db: Session, project: Project
         order[a.item_id].append(a.account_id)
     items = db.scalars(select(Item).where(Item.project_id == project.id)
                        .options(undefer(Item.record)).order_by(Item.position)).all()
-    return [(item, [(names[who], judgments[item.id][who]) for who in order[item.id]
-                    if who in judgments[item.id]]) for item in items]
+    return [(item, [names[who] for who in order[item.id]],
+             [(names[who], judgments[item.id][who]) for who in order[item.id]
+              if who in judgments[item.id]]) for item in items]
 
 
 def adjudications(db: Session, project: Project) -> dict[int, dict[str, tuple[str, str, str]]]:
@@ -146,9 +154,11 @@ class _Files:
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
-def _pending_line(run: str, qid: str, judged: Sequence[tuple[str, Judgment]], item: Item,
-                  ) -> str:
-    who = ",".join(f"{name} ({_progress(item, j.value)})" for name, j in judged) or "-"
+def _pending_line(run: str, qid: str, assigned: Sequence[str],
+                  judged: Sequence[tuple[str, Judgment]], item: Item) -> str:
+    values = dict(judged)
+    who = ", ".join(f"{name} ({_progress(item, values[name].value)})" if name in values
+                    else f"{name} (not opened)" for name in assigned) or "nobody yet"
     return f"{run}\t{qid}\t{who}\n"
 
 
@@ -161,34 +171,38 @@ def _progress(item: Item, value: Mapping[str, Any]) -> str:
     return f"{sum(k in value for k in keys)} of {len(keys)} questions"
 
 
-def _battles(files: _Files, orders: list[tuple[Item, Resolved, list[tuple[str, Judgment]]]],
-             base: dict[str, Any]) -> None:
+Order = tuple[Item, Resolved, list[str], list[tuple[str, Judgment]]]
+
+
+def _battles(files: _Files, orders: list[Order], base: dict[str, Any]) -> None:
     """One battle's record from its two order items."""
     orders.sort(key=lambda o: o[0].record.get("order", 0))
-    verdicts = [(i.record, (r.value or {}).get("o", "unjudged")) for i, r, _ in orders]
+    verdicts = [(i.record, (r.value or {}).get("o", "unjudged")) for i, r, _, _ in orders]
     record = battle_record(verdicts)
     record.update(outcome(record))
-    record["provenance"] = {**base, "orders": [_stamp({}, r, j) for _, r, j in orders]}
+    record["provenance"] = {**base, "orders": [_stamp({}, r, j) for _, r, _, j in orders]}
     path = f"{FOLDERS['battle']}/{BATTLES_FILE}"
     files.records[path].append(record)
-    if any(r.value is None for _, r, _ in orders):
+    waiting = [o for o in orders if o[1].value is None]
+    if waiting:
         first = orders[0][0].record
-        judged = [pair for _, _, js in orders for pair in js]
+        item, _, assigned, judged = waiting[0]
         files.pending[f"{FOLDERS['battle']}/{NOT_JUDGED_YET}"].append(_pending_line(
-            f"{first['run_a']} vs {first['run_b']}", str(first["qid"]), judged, orders[0][0]))
+            f"{first['run_a']} vs {first['run_b']}", str(first["qid"]), assigned, judged,
+            item))
 
 
 def _collect(db: Session, project: Project) -> tuple[_Files, dict[str, int]]:
     base = provenance({"assessor": "manual", "workbench": project.name}, ())
     files = _Files()
     settled = adjudications(db, project)
-    battles: dict[tuple, list[tuple[Item, Resolved, list[tuple[str, Judgment]]]]] = \
-        defaultdict(list)
+    battles: dict[tuple, list[Order]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
-    for item, judged in judged_items(db, project):
+    for item, assigned, judged in assigned_items(db, project):
         r = resolve(item, judged, settled.get(item.id, {}))
-        counts[f"{item.task} items"] += 1
-        counts[f"{item.task} not judged yet"] += r.value is None
+        if item.task != "battle":  # a battle (two order items) is counted once
+            counts[f"{item.task} items"] += 1
+            counts[f"{item.task} not judged yet"] += r.value is None
         for who, j in judged:
             mine = filled(item.task, item.record, j.value) if item.task != "battle" else None
             if mine is not None:
@@ -197,7 +211,7 @@ def _collect(db: Session, project: Project) -> tuple[_Files, dict[str, int]]:
                 files.records[_own_path(who, item, mine)].append(mine)
         if item.task == "battle":
             ids = (item.qid, item.record["run_a"], item.record["run_b"])
-            battles[ids].append((item, r, judged))
+            battles[ids].append((item, r, assigned, judged))
             continue
         record = filled(item.task, item.record, r.value or {}) if \
             (item.task != "postedit" or r.value) else \
@@ -208,14 +222,16 @@ def _collect(db: Session, project: Project) -> tuple[_Files, dict[str, int]]:
             files.records["nuggets.jsonl"].append(record)
             if r.value is None:
                 files.pending[f"nuggets.{NOT_JUDGED_YET}"].append(
-                    _pending_line("-", item.qid, judged, item))
+                    _pending_line("-", item.qid, assigned, judged, item))
             continue
         files.records[f"{folder}/{run_file_name(str(record['run_id']))}"].append(record)
         if r.value is None:
             files.pending[f"{folder}/{NOT_JUDGED_YET}"].append(
-                _pending_line(str(record["run_id"]), item.qid, judged, item))
+                _pending_line(str(record["run_id"]), item.qid, assigned, judged, item))
     for orders in battles.values():
         _battles(files, orders, base)
+        counts["battle items"] += 1
+        counts["battle not judged yet"] += any(r.value is None for _, r, _, _ in orders)
     _own_battles(files, battles, base)
     return files, dict(counts)
 
@@ -227,18 +243,18 @@ def _own_path(who: str, item: Item, record: Mapping[str, Any]) -> str:
         run_file_name(str(record["run_id"]))
 
 
-def _own_battles(files: _Files, battles: Mapping[tuple, list[tuple[Item, Resolved, list]]],
+def _own_battles(files: _Files, battles: Mapping[tuple, list[Order]],
                  base: dict[str, Any]) -> None:
     """Each assessor's own battle records (the orders they judged)."""
     for orders in battles.values():
         mine: dict[str, list[tuple[dict, str]]] = defaultdict(list)
-        for item, _, judged in sorted(orders, key=lambda o: o[0].record.get("order", 0)):
+        for item, _, _, judged in sorted(orders, key=lambda o: o[0].record.get("order", 0)):
             for who, j in judged:
                 mine[who].append((item.record, j.value.get("o", "unjudged")))
         for who, verdicts in mine.items():
             if len(verdicts) < len(orders):  # an order this assessor has not seen
                 seen = {r["first"] for r, _ in verdicts}
-                verdicts += [(i.record, "unjudged") for i, _, _ in orders
+                verdicts += [(i.record, "unjudged") for i, *_ in orders
                              if i.record["first"] not in seen]
             record = battle_record(verdicts)
             record.update(outcome(record))

@@ -104,7 +104,8 @@ def organizer_routes(router: APIRouter, web: Web) -> None:
     def accounts_get(request: Request, session: Session = Depends(web.db)) -> Response:
         account, login = boss(request, session)
         body = op.accounts_page(base, login.csrf, campaign.accounts(session),
-                                campaign.logins(session, web.limiter), heard(request))
+                                campaign.logins(session, web.limiter), heard(request),
+                                me=account.name)
         return shown(web.page("Accounts", body, account, login), request)
 
     def account_action(path: str, act: Callable[[Session, str, Account], str]) -> None:
@@ -138,12 +139,13 @@ def organizer_routes(router: APIRouter, web: Web) -> None:
         except NuggetizerError as exc:
             session.rollback()
             body = op.accounts_page(base, login.csrf, campaign.accounts(session),
-                                    campaign.logins(session, web.limiter), f"not done: {exc}")
+                                    campaign.logins(session, web.limiter), f"not done: {exc}",
+                                    me=account.name)
             return web.page("Accounts", body, account, login, status=400)
         link = f"{str(request.base_url).rstrip('/')}{base}/invite/{token}"
         body = op.accounts_page(base, login.csrf, campaign.accounts(session),
                                 campaign.logins(session, web.limiter),
-                                f"{name}: invitation made", link)
+                                f"{name}: invitation made", link, me=account.name)
         return web.page("Accounts", body, account, login)
 
     @router.post("/accounts/invite")

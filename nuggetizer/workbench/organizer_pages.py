@@ -33,11 +33,12 @@ def _num(x: float | None, digits: int = 1) -> str:
 
 
 def form(action: str, csrf: str, inner: str, button: str, *, cls: str = "",
-         multipart: bool = False) -> str:
-    """A POST form with its CSRF token."""
+         multipart: bool = False, confirm: str = "") -> str:
+    """A POST form with its CSRF token (`confirm`: a question the script asks first)."""
     enc = ' enctype="multipart/form-data"' if multipart else ""
     klass = f' class="{e(cls)}"' if cls else ""
-    return (f'<form method="post" action="{e(action)}"{enc}{klass}><input type="hidden" '
+    ask = f' data-confirm="{e(confirm)}"' if confirm else ""
+    return (f'<form method="post" action="{e(action)}"{enc}{klass}{ask}><input type="hidden" '
             f'name="csrf" value="{e(csrf)}">{inner}<button>{e(button)}</button></form>')
 
 
@@ -140,7 +141,7 @@ def new_project(base: str, csrf: str, allowed: Sequence[str], assessors: Sequenc
              f'a line<br><textarea name="llm" rows="3" cols="70">{e(values.get("llm", ""))}'
              "</textarea></label></p>"
              f"<fieldset><legend>Assessors (optional: assign later)</legend>{people or 'none yet'}"
-             '<label> overlap: share of topics judged twice <input name="overlap" '
+             '<br><label>Overlap: the share of topics judged twice <input name="overlap" '
              f'type="number" step="0.05" min="0" max="1" value="{e(values.get("overlap", "0"))}"'
              "></label></fieldset>")
     note = ("<p class=\"ctx\">Files the server may read: " +
@@ -152,7 +153,7 @@ def new_project(base: str, csrf: str, allowed: Sequence[str], assessors: Sequenc
 
 
 def accounts_page(base: str, csrf: str, rows: Sequence[AccountRow], found: Logins,
-                  message: str = "", invitation: str = "") -> str:
+                  message: str = "", invitation: str = "", me: str = "") -> str:
     """Every account, its state and the actions on it; the invitation form; the logins."""
     out = ["<h1>Accounts</h1>", said(message)]
     if invitation:
@@ -162,14 +163,18 @@ def accounts_page(base: str, csrf: str, rows: Sequence[AccountRow], found: Login
                    "</p></section>")
     body = []
     for r in rows:
-        actions = [form(f"{base}/accounts/reinvite", csrf, _named(r.name),
-                        "New invitation", cls="inline"),
-                   form(f"{base}/accounts/{'enable' if r.state == 'disabled' else 'disable'}",
-                        csrf, _named(r.name),
-                        "Enable" if r.state == "disabled" else "Disable", cls="inline")]
-        if r.sessions:
+        actions = [] if r.name == me else [
+            form(f"{base}/accounts/reinvite", csrf, _named(r.name), "New invitation",
+                 cls="inline", confirm=f"End {r.name}'s password and sessions, and make a new "
+                 "invitation?"),
+            form(f"{base}/accounts/{'enable' if r.state == 'disabled' else 'disable'}",
+                 csrf, _named(r.name), "Enable" if r.state == "disabled" else "Disable",
+                 cls="inline", confirm="" if r.state == "disabled" else
+                 f"Disable {r.name}? Their sessions end; their work stays.")]
+        if r.sessions and r.name != me:
             actions.append(form(f"{base}/accounts/revoke", csrf, _named(r.name),
-                                "End sessions", cls="inline"))
+                                "End sessions", cls="inline",
+                                confirm=f"Log {r.name} out everywhere?"))
         if r.locked_until:
             actions.append(form(f"{base}/accounts/unlock", csrf,
                                 f'<input type="hidden" name="key" value="account:{e(r.name)}">',
@@ -203,18 +208,33 @@ def _links(base: str, project: Project, here: str) -> str:
                            ("/export.zip", "Export (zip)"))) + "</nav>"
 
 
+def _pivot(rows: Sequence[tuple[str, str, int, int, int, float | None, float]],
+           tasks: Sequence[str], who: str) -> str:
+    """Progress rows as one line per assessor (or topic): each task's done of assigned, the
+    median seconds per item of each task, and the hours spent on all."""
+    lines: dict[str, dict[str, tuple]] = {}
+    for r in rows:
+        lines.setdefault(r[0], {})[r[1]] = r
+    head = [who] + [TITLES[t] for t in tasks] + ["hours spent"]
+    body = []
+    for name, by_task in lines.items():
+        cells = []
+        for t in tasks:
+            r = by_task.get(t)
+            cells.append("" if r is None else f"{r[3]} of {r[2]}" +
+                         (f" · {_num(r[5])} s/item" if r[5] is not None else ""))
+        body.append((name, *cells, _num(sum(r[6] for r in by_task.values()), 2)))
+    return table(head, body)
+
+
 def project_page(base: str, project: Project, done: Progress,
                  agreed: Mapping[str, JudgesAgreement]) -> str:
-    """A project's progress per assessor and per topic (time per item), and agreement."""
+    """A project's progress per assessor and per topic (done of assigned, median seconds
+    per item, hours), and agreement on the items judged twice."""
+    tasks = project.settings.get("tasks", [])
     body = [f"<h1>{e(project.name)}</h1>", _links(base, project, ""),
-            "<h2>Progress per assessor</h2>",
-            table(("assessor", "task", "assigned", "done", "left", "median s per item",
-                   "hours spent"),
-                  [(*r[:5], _num(r[5]), _num(r[6], 2)) for r in done.by_assessor]),
-            "<h2>Progress per topic</h2>",
-            table(("topic", "task", "assigned", "done", "left", "median s per item",
-                   "hours spent"),
-                  [(*r[:5], _num(r[5]), _num(r[6], 2)) for r in done.by_topic]),
+            "<h2>Progress per assessor</h2>", _pivot(done.by_assessor, tasks, "assessor"),
+            "<h2>Progress per topic</h2>", _pivot(done.by_topic, tasks, "topic"),
             "<h2>Agreement on the items judged twice</h2>"]
     if not agreed:
         body.append("<p>no question labelled by two judges yet</p>")
@@ -266,9 +286,10 @@ def board_page(base: str, project: Project, found: Sequence[Board]) -> str:
             "answers not judged yet are left out and counted, never a 0. This page reloads "
             "every 30 seconds.</p>"]
     for b in found:
+        unit = "battles" if b.task == "battle" else "answers"
         body.append(f"<h2>{e(TITLES[b.task])}</h2><p>{b.items - b.not_judged} of {b.items} "
-                    f"items judged; {b.not_judged} not judged yet"
-                    + (f" ({e(b.left_out)})" if b.left_out else "") + "</p>")
+                    f"{unit} judged" + (f"; left out: {e(b.left_out)}" if b.left_out else "")
+                    + "</p>")
         if b.rows:
             body.append(table(b.rows[0], b.rows[1:], cls="board"))
         else:
@@ -293,14 +314,14 @@ def adjudicate_page(base: str, csrf: str, project: Project,
     for group in by_item.values():
         item = group[0].item
         answer = item.shown.get("answer")
+        rows = "".join(_disagreement(base, csrf, project, d) for d in group)
+        side = (f'<div class="adj-answer"><h3>The answer</h3><div class="md">'
+                f"{markdown(answer)}</div></div>" if answer else "")
         body.append(f'<section class="box"><h2>{e(TITLES[item.task])} · topic {e(item.qid)}'
                     f'</h2><details><summary>the topic</summary>'
                     f"{topic_block(item.shown.get('topic', {}))}</details>"
-                    + (f'<details><summary>the answer</summary><div class="md">'
-                       f"{markdown(answer)}</div></details>" if answer else ""))
-        for d in group:
-            body.append(_disagreement(base, csrf, project, d))
-        body.append("</section>")
+                    f'<div class="{"adj" if side else ""}">{side}<div>{rows}</div></div>'
+                    "</section>")
     return "".join(body)
 
 
@@ -308,23 +329,23 @@ def _disagreement(base: str, csrf: str, project: Project, d: Disagreement) -> st
     q = d.question
     panes = "".join(f'<div class="pane"><h3>{e(h)}</h3><div class="md">{markdown(t)}</div>'
                     "</div>" for h, t in q["panes"])
-    said_by = "".join(f"<li>{e(who)}: <b>{e(label_name(label))}</b></li>"
+    said_by = "".join(f"<span>{e(who)}: <b>{e(label_name(label))}</b></span>"
                       for who, label in d.labels.items())
-    llm = (f"<li>LLM: <b>{e(label_name(d.llm))}</b></li>" if d.llm else "")
-    decided = (f'<p class="said">settled: {e(label_name(d.settled[0]))} by '
-               f"{e(d.settled[1])} at {e(d.settled[2])}</p>" if d.settled else "")
+    llm = f"<span>LLM: <b>{e(label_name(d.llm))}</b></span>" if d.llm else ""
+    decided = (f'<span class="said">settled: {e(label_name(d.settled[0]))} by '
+               f"{e(d.settled[1])}, {e(d.settled[2])}</span>" if d.settled else "")
     choices = "".join(
         f'<label><input type="radio" name="label" value="{e(label)}"'
         f'{" checked" if d.settled and d.settled[0] == label else ""}><kbd>{k}</kbd> '
         f"{e(label_name(label))}</label>" for k, label in enumerate(q["labels"], 1))
     inner = (f'<input type="hidden" name="ref" value="{e(d.item.ref)}">'
              f'<input type="hidden" name="key" value="{e(q["key"])}">'
-             f'<div class="labels">{choices}</div>')
-    return (f'<div class="q{" done" if d.settled else ""}" data-key="{e(q["key"])}">'
+             f'<span class="labels">{choices}</span> ')
+    return (f'<div class="q dis{" done" if d.settled else ""}" data-key="{e(q["key"])}">'
             f'<div class="text">{e(q["text"])}</div>'
             + (f'<div class="ctx">{e(q["context"])}</div>' if q.get("context") else "")
             + (f'<div class="panes">{panes}</div>' if panes else "")
-            + f'<ul class="judges">{said_by}{llm}</ul>{decided}'
+            + f'<div class="judges">{said_by}{llm}{decided}</div>'
             + form(f"{base}/project/{project.id}/adjudicate", csrf, inner, "Settle",
                    cls="settle") + "</div>")
 

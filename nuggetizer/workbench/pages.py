@@ -172,3 +172,26 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "") -
     body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
     klass = f' class="{e(cls)}"' if cls else ""
     return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def queue_summary(base: str, rows: Sequence[tuple[str, str, str, bool, str]]) -> str:
+    """An assessor's queue: per project and task, the items done of those assigned and the
+    first to do; then every item, folded."""
+    groups: dict[tuple[str, str], list[tuple[str, bool, str]]] = {}
+    for project, task, qid, done, ref in rows:
+        groups.setdefault((project, task), []).append((qid, done, ref))
+    summary = []
+    for (project, task), found in groups.items():
+        first = next((ref for _, done, ref in found if not done), None)
+        link = (f'<a href="{e(base)}/item/{e(first)}">next to do</a>' if first else "all done")
+        summary.append(f"<tr><td>{e(project)}</td><td>{e(TITLES[task])}</td><td>"
+                       f"{sum(d for _, d, _ in found)} of {len(found)}</td><td>{link}</td></tr>")
+    every = "".join(
+        f"<tr><td>{e(p)}</td><td>{e(TITLES[t])}</td><td>{e(q)}</td><td>"
+        f'{"done" if d else "to do"}</td><td><a href="{e(base)}/item/{e(r)}">open</a></td></tr>'
+        for p, t, q, d, r in rows)
+    return ("<table><thead><tr><th>project</th><th>task</th><th>done</th><th></th></tr>"
+            f"</thead><tbody>{''.join(summary)}</tbody></table>"
+            f"<details><summary>every item ({len(rows)})</summary><table><thead><tr>"
+            "<th>project</th><th>task</th><th>topic</th><th>state</th><th></th></tr></thead>"
+            f"<tbody>{every}</tbody></table></details>")

@@ -47,7 +47,10 @@ header button{background:#50575e}
 form.inline{display:inline-block;margin:.1rem .3rem .1rem 0}form.inline button{padding:.1rem .5rem;font-size:.9em}
 nav.tabs{display:flex;gap:.8rem;margin:.3rem 0 1rem}nav.tabs a[aria-current]{font-weight:700;text-decoration:none;color:#1d2327}
 fieldset{border:1px solid #dcdcde;border-radius:4px;margin:.5rem 0}
-ul.judges{margin:.3rem 0;padding-left:1.2rem}
+.adj{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1.4fr);gap:1rem;align-items:start}
+.adj-answer{position:sticky;top:.5rem;max-height:90vh;overflow:auto;background:#fbfbfc;border:1px solid #e0e0e0;border-radius:4px;padding:.2rem .7rem}
+.dis{padding:.4rem .6rem;margin:.2rem 0}.judges{display:flex;gap:1.2rem;flex-wrap:wrap;margin:.2rem 0}
+form.settle{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap}form.settle .labels{margin:0}
 """
 
 JS = r"""
@@ -68,6 +71,10 @@ document.addEventListener("keydown", e => {
 // --- the assessor's home: n continues ---
 const cont = document.getElementById("continue");
 if (cont) document.addEventListener("keydown", e => { if (plain(e) && (e.key === "n" || e.key === "Enter")) { location.href = cont.href; e.preventDefault(); } });
+
+// --- a form that asks first (ending someone's password or sessions) ---
+document.querySelectorAll("form[data-confirm]").forEach(f => f.addEventListener("submit", e => {
+  if (!window.confirm(f.dataset.confirm)) e.preventDefault(); }));
 
 // --- the live board reloads itself ---
 if (data.reload) setTimeout(() => location.reload(), data.reload * 1000);
