@@ -129,8 +129,10 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "",
             account = session.scalar(select(Account).where(Account.name == name))
             if account is None or not check_password(account, str(form.get("password", ""))):
                 started = web.limiter.failed(session, keys, account, client)
-                if started is not None:
-                    return locked_page(request, started, after)
+                if started is not None:  # this one was checked: the next ones wait
+                    return login_page(request, "wrong name or password; after so many "
+                                      f"failures the next login waits {started.seconds} "
+                                      "seconds", status=401, after=after, wait=started)
                 return login_page(request, "wrong name or password", status=401, after=after)
             web.limiter.succeeded(session, name)
             return logged_in(session, account, after)

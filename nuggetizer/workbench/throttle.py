@@ -117,7 +117,8 @@ class Limiter:
             self._remember(lock)
         old = now() - FORGET
         db.execute(delete(Throttle).where(Throttle.window < old, or_(
-            Throttle.locked_until.is_(None), Throttle.locked_until < old)))
+            Throttle.locked_until.is_(None), Throttle.locked_until < old))
+            .execution_options(synchronize_session=False))
         db.commit()
         return max(started, key=lambda lock: lock.until) if started else None
 
