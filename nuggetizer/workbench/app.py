@@ -15,6 +15,7 @@ client already locked out is answered from memory, on the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import secrets
@@ -50,6 +51,7 @@ from nuggetizer.workbench.throttle import Lock, account_key, client_key
 from nuggetizer.workbench.web import COOKIE, HEADERS, PRE, LoginFirst, Settings, Web
 
 MAX_SECONDS = 7 * 24 * 3600.0  # the time an item's page may report spent on it
+REFUSED_DELAY = 1.0  # seconds a login refused while locked waits before its answer
 
 
 def finished(item: Item, judgment: Judgment | None) -> bool:
@@ -111,16 +113,33 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "",
         return login_page(request, f"too many failed logins: wait {minutes}, then try again "
                           "(the organizer has been told)", status=429, after=after, wait=lock)
 
+    async def refused(request: Request, lock: Lock, after: str = "") -> Response:
+        """A login refused while locked: answered late (the guesser's loop slows down, the
+        server spends nothing while it waits), a person the form again, a script one line."""
+        await asyncio.sleep(REFUSED_DELAY)
+        if "text/html" in request.headers.get("accept", ""):
+            return locked_page(request, lock, after)
+        return Response(f"too many failed logins: wait {lock.seconds} seconds, then try "
+                        "again (the organizer has been told)\n", status_code=429,
+                        media_type="text/plain",
+                        headers={**HEADERS, "Retry-After": str(lock.seconds)})
+
+    def lock_of(key: str, seconds: float) -> Lock:
+        return Lock(key, now() + timedelta(seconds=seconds - REFUSED_DELAY), 0)
+
     @router.post("/login")
     async def login_post(request: Request, session: Session = Depends(web.db)) -> Response:
+        client = request.client.host if request.client else "unknown"
+        wait = web.limiter.refused_now((client_key(client),))
+        if wait:  # a locked client: answered before its form is read
+            return await refused(request, lock_of(client_key(client), wait))
         form = await pre_checked(request)
         name = str(form.get("name", "")).strip()[:80]
-        client = request.client.host if request.client else "unknown"
         keys = (account_key(name), client_key(client))
         after = str(form.get("next", ""))
         wait = web.limiter.refused_now(keys)
         if wait:  # locked: answered here, no worker thread, no database, no hashing
-            return locked_page(request, Lock(keys[0], now() + timedelta(seconds=wait), 0), after)
+            return await refused(request, lock_of(keys[0], wait), after)
 
         def checked() -> Response:
             lock = web.limiter.check(session, keys)  # before any hashing

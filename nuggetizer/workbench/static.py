@@ -70,7 +70,7 @@ document.addEventListener("keydown", e => {
 
 // --- the assessor's home: n continues ---
 const cont = document.getElementById("continue");
-if (cont) document.addEventListener("keydown", e => { if (plain(e) && (e.key === "n" || e.key === "Enter")) { location.href = cont.href; e.preventDefault(); } });
+if (cont) document.addEventListener("keydown", e => { if (plain(e) && (e.key === "n" || e.key === "Enter")) { go(cont.href); e.preventDefault(); } });
 
 // --- a form that asks first (ending someone's password or sessions) ---
 document.querySelectorAll("form[data-confirm]").forEach(f => f.addEventListener("submit", e => {
@@ -84,10 +84,11 @@ let seconds = data.seconds || 0, lastInput = Date.now();
 ["keydown", "pointerdown", "wheel"].forEach(t => document.addEventListener(t, () => { lastInput = Date.now(); }, true));
 setInterval(() => { if (document.visibilityState === "visible" && Date.now() - lastInput < 120000) seconds += 1; }, 1000);
 
-// --- saves: queued in the browser, sent one by one, kept until the server has them ---
-const queueKey = "wb-queue-" + (data.ref || "none");
+// --- saves: one queue in the browser for every item, sent one by one, each kept until the
+// server has it (a label given just before leaving a page is sent from the next one) ---
+const queueKey = "wb-queue";
 function queue(){ try { return JSON.parse(localStorage.getItem(queueKey) || "[]"); } catch(e) { return []; } }
-let flushing = false, loggedOut = false;
+let flushing = null, loggedOut = false;
 function drop(body){ const now = queue(); if (now.length && JSON.stringify(now[0]) === JSON.stringify(body)) now.shift(); localStorage.setItem(queueKey, JSON.stringify(now)); }
 function ended(){
   loggedOut = true;
@@ -95,40 +96,49 @@ function ended(){
   const a = document.createElement("a"); a.href = data.login || "login"; a.textContent = "log in again";
   statusEl.appendChild(a);
 }
-async function flush(){
-  if (flushing || loggedOut || !data.api) return;
-  flushing = true;
+async function send(){
   let ok = true;
-  try {
-    for (let body = queue()[0]; body; body = queue()[0]) {
-      let r = null;
-      try {
-        r = await fetch(data.api, {method: "POST", credentials: "same-origin",
-          headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
-          body: JSON.stringify(body)});
-      } catch (e) { r = null; }
-      if (r !== null && (r.status === 401 || r.status === 403)) { ended(); return; }
-      if (r === null || r.status >= 500) { ok = false; break; }
-      drop(body);
-      if (!r.ok) { show("refused: " + r.status, true); continue; }
-      const j = await r.json(); document.body.classList.toggle("done", !!j.done);
-    }
-  } finally { flushing = false; }
-  if (loggedOut) return;
-  if (!ok) { show("offline: " + queue().length + " unsaved, retrying", true); setTimeout(flush, 2000); }
-  else if (queue().length) { setTimeout(flush, 0); }
-  else { show("all saved"); document.body.dataset.saved = String(Date.now()); }
+  for (let body = queue()[0]; body; body = queue()[0]) {
+    let r = null;
+    try {
+      r = await fetch(body.api, {method: "POST", credentials: "same-origin",
+        headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
+        body: JSON.stringify({key: body.key, value: body.value, seconds: body.seconds})});
+    } catch (e) { r = null; }
+    if (r !== null && (r.status === 401 || r.status === 403)) { ended(); return false; }
+    if (r === null || r.status >= 500) { ok = false; break; }
+    drop(body);
+    if (!r.ok) { show("refused: " + r.status, true); continue; }
+    const j = await r.json(); if (body.api === data.api) document.body.classList.toggle("done", !!j.done);
+  }
+  return ok;
+}
+function flush(){
+  if (loggedOut || !queue().length) { if (!loggedOut && data.api) show("all saved"); return Promise.resolve(true); }
+  if (!flushing) flushing = send().then(ok => {
+    flushing = null;
+    if (loggedOut) return false;
+    if (!ok) { show("offline: " + queue().length + " unsaved, retrying", true); setTimeout(flush, 2000); return false; }
+    if (queue().length) return flush();
+    show("all saved"); document.body.dataset.saved = String(Date.now()); return true;
+  });
+  return flushing;
 }
 function save(key, value){
-  const q = queue().filter(b => b.key !== key);
-  q.push({key: key, value: value, seconds: Math.round(seconds)});
+  const q = queue().filter(b => !(b.api === data.api && b.key === key));
+  q.push({api: data.api, key: key, value: value, seconds: Math.round(seconds)});
   localStorage.setItem(queueKey, JSON.stringify(q));
   show("saving...");
   flush();
 }
 window.addEventListener("online", flush);
-if (data.api) flush();
-function go(url){ if (url) location.href = url; }
+if (csrf) flush();
+// leaving a page waits (a little) for its saves: the next page does not start with them unsent
+async function go(url){
+  if (!url) return;
+  if (queue().length && !loggedOut) await Promise.race([flush(), new Promise(r => setTimeout(r, 3000))]);
+  location.href = url;
+}
 
 // --- questions (and the organizer's disagreements): digits choose, j/k move ---
 const qs = Array.from(document.querySelectorAll(".q"));

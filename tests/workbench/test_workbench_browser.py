@@ -153,8 +153,7 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                 battles = by_task["battle"]
                 page.goto(f"{server.url}/item/{battles[0]['ref']}")
                 for k in range(len(battles)):
-                    page.keyboard.press(str(k % 3 + 1))
-                    _saved(page)
+                    page.keyboard.press(str(k % 3 + 1))  # then n at once: n waits for the save
                     html = page.content()
                     assert not any(r in html for r in RUN_IDS)
                     if k == 0:
@@ -162,6 +161,7 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                     if k + 1 < len(battles):
                         with page.expect_navigation():
                             page.keyboard.press("n")
+                _saved(page)
                 assert not any(r in u for u in requests[before:] for r in RUN_IDS)
                 for it in battles:
                     assert not any(r in api.get(f"/api/item/{it['ref']}").text for r in RUN_IDS)
