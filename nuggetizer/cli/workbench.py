@@ -295,8 +295,9 @@ def board_command(project: str, database: str) -> None:
     with _db(database) as db:
         found = campaign.board_of(db, project)
     for board in found:
-        click.echo(f"# {board.task}: {board.items - board.not_judged} of {board.items} items "
-                   f"judged" + (f" ({board.left_out})" if board.left_out else ""))
+        unit = "battles" if board.task == "battle" else "answers"
+        click.echo(f"# {board.task}: {board.items - board.not_judged} of {board.items} {unit} "
+                   "judged" + (f"; left out: {board.left_out}" if board.left_out else ""))
         if board.rows:
             _rows(board.rows[0], board.rows[1:])
         else:
