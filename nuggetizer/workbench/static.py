@@ -92,7 +92,8 @@ let flushing = null, loggedOut = false;
 function drop(body){ const now = queue(); if (now.length && JSON.stringify(now[0]) === JSON.stringify(body)) now.shift(); localStorage.setItem(queueKey, JSON.stringify(now)); }
 function ended(){
   loggedOut = true;
-  show("", true); statusEl.textContent = "your session has ended: " + queue().length + " changes kept in this browser; ";
+  const n = queue().length;
+  show("", true); statusEl.textContent = "your session has ended: " + n + (n === 1 ? " change" : " changes") + " kept in this browser; ";
   const a = document.createElement("a"); a.href = data.login || "login"; a.textContent = "log in again";
   statusEl.appendChild(a);
 }

@@ -76,3 +76,51 @@ def test_the_focused_nugget_stays_in_view_on_the_90_nugget_page(tmp_path: Path) 
         page.screenshot(path=str(shots / "postedit-90.png"), full_page=False)
         browser.close()
     print(f"screenshot: {shots / 'postedit-90.png'}")
+
+
+@pytest.mark.slow
+def test_a_label_given_after_the_session_ended_is_kept_and_sent_after_the_login(
+        tmp_path: Path) -> None:
+    """The organizer ends Ann's sessions while she works: her next label is kept in the
+    browser and the page says so; once she logs in again it reaches the server."""
+    from campaign_data import RUNS, write_campaign
+
+    from nuggetizer.workbench.campaign import revoke
+
+    browser_path = chromium()
+    database = str(tmp_path / "wb.sqlite")
+    track = write_campaign(tmp_path / "track")
+    factory = sessions(make_engine(database))
+    with factory() as db:
+        add_account(db, "boss", "organizer", PASSWORD)
+        add_account(db, "ann", "assessor", PASSWORD)
+        boss = db.query(Account).filter_by(name="boss").one()
+        create_project(db, ProjectSpec("support", TOPICS, ("support",), ("ann",),
+                                       [track[f"run:{r}"] for r in RUNS],
+                                       corpus=track["corpus"]), boss)
+    with serving(database, tmp_path / "server.log") as server, \
+            playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(server.url + "/login")
+        page.fill("input[name=name]", "ann")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url(server.url + "/")
+        ref = page.request.get(server.url + "/api/items").json()[0]["ref"]
+        page.goto(f"{server.url}/item/{ref}")
+        with factory() as db:
+            revoke(db, "ann")
+        page.keyboard.press("2")
+        page.locator("#status", has_text="your session has ended").wait_for()
+        assert "1 change kept in this browser" in page.inner_text("#status")
+        page.click("#status a")
+        page.fill("input[name=name]", "ann")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{server.url}/item/{ref}")
+        saved(page)
+        value = page.request.get(f"{server.url}/api/item/{ref}").json()["value"]
+        assert list(value.values()) == ["partial_support"]
+        browser.close()
