@@ -50,6 +50,29 @@ def _share(text: Any) -> float:
         raise NuggetizerError("the overlap is a share of topics, from 0 to 1") from None
 
 
+def _assigned(db: Session, project: Project, by: Account, fields: dict[str, Any]) -> str:
+    made = campaign.assign_topics(db, project.name, [str(a) for a in _list(fields.get(
+        "assessors"))], tasks=[str(t) for t in _list(fields.get("tasks"))],
+        topics=_ids(fields.get("topics")), overlap=_share(fields.get("overlap")), by=by)
+    return (f"{made.added} assignments added, {made.dropped} dropped, {made.kept} kept (work "
+            f"saved on them); {len(made.twice)} topics judged twice")
+
+
+def _reassigned(db: Session, project: Project, by: Account, fields: dict[str, Any]) -> str:
+    moved = campaign.reassign_items(db, project.name, str(fields.get("source", "")),
+                                    str(fields.get("target", "")),
+                                    tasks=[str(t) for t in _list(fields.get("tasks"))],
+                                    topics=_ids(fields.get("topics")), by=by)
+    return f"{moved} unfinished items moved from {fields.get('source')} to " \
+           f"{fields.get('target')}"
+
+
+def _settled(db: Session, project: Project, by: Account, fields: dict[str, Any]) -> str:
+    campaign.settle_question(db, project.name, str(fields.get("ref", "")),
+                             str(fields.get("key", "")), str(fields.get("label", "")), by)
+    return "settled"
+
+
 def home_body(session: Session, web: Web, csrf: str) -> str:
     """The organizer's home page body: the projects and their progress, the logins' news."""
     found = [(p, campaign.progress_of(session, p.name)) for p in campaign.projects(session)]
@@ -97,6 +120,22 @@ def organizer_routes(router: APIRouter, web: Web) -> None:
             raise HTTPException(413, f"the request is over {max_size // 2**20} MB")
         account, login = await run_in_threadpool(boss, request, session)
         return account, login, await web.form(request, login)
+
+    async def act(request: Request, session: Session, pid: int, account: Account,
+                  fields: dict[str, Any],
+                  work: Callable[[Session, Project, Account, dict[str, Any]], str],
+                  where: str, view: Callable[..., Response]) -> Response:
+        """Do a campaign operation on the project: back to `where` with what it said, or its
+        page again with why not (nothing of it saved)."""
+        def done() -> Response:
+            project = project_of(session, pid)
+            try:
+                said = work(session, project, account, fields)
+            except NuggetizerError as exc:
+                session.rollback()
+                return view(request, session, pid, str(exc), 400)
+            return back(f"/project/{pid}{where}", said)
+        return await run_in_threadpool(done)
 
     # --- the home page and accounts ---
 
@@ -280,42 +319,15 @@ def organizer_routes(router: APIRouter, web: Web) -> None:
     async def assign_post(pid: int, request: Request, session: Session = Depends(web.db)
                           ) -> Response:
         account, _, fields = await posted(request, session)
-
-        def done() -> Response:
-            project = project_of(session, pid)
-            try:
-                made = campaign.assign_topics(
-                    session, project.name, [str(a) for a in _list(fields.get("assessors"))],
-                    tasks=[str(t) for t in _list(fields.get("tasks"))],
-                    topics=_ids(fields.get("topics")), overlap=_share(fields.get("overlap")),
-                    by=account)
-            except NuggetizerError as exc:
-                session.rollback()
-                return assign_view(request, session, pid, str(exc), 400)
-            return back(f"/project/{pid}/assign", f"{made.added} assignments added, "
-                        f"{made.dropped} dropped, {made.kept} kept (work saved on them); "
-                        f"{len(made.twice)} topics judged twice")
-        return await run_in_threadpool(done)
+        return await act(request, session, pid, account, fields, _assigned, "/assign",
+                         assign_view)
 
     @router.post("/project/{pid}/reassign")
     async def reassign_post(pid: int, request: Request, session: Session = Depends(web.db)
                             ) -> Response:
         account, _, fields = await posted(request, session)
-
-        def done() -> Response:
-            project = project_of(session, pid)
-            try:
-                moved = campaign.reassign_items(
-                    session, project.name, str(fields.get("source", "")),
-                    str(fields.get("target", "")),
-                    tasks=[str(t) for t in _list(fields.get("tasks"))],
-                    topics=_ids(fields.get("topics")), by=account)
-            except NuggetizerError as exc:
-                session.rollback()
-                return assign_view(request, session, pid, str(exc), 400)
-            return back(f"/project/{pid}/assign", f"{moved} unfinished items moved from "
-                        f"{fields.get('source')} to {fields.get('target')}")
-        return await run_in_threadpool(done)
+        return await act(request, session, pid, account, fields, _reassigned, "/assign",
+                         assign_view)
 
     @router.get("/project/{pid}/board")
     def board_get(pid: int, request: Request, session: Session = Depends(web.db)
@@ -344,18 +356,8 @@ def organizer_routes(router: APIRouter, web: Web) -> None:
     async def adjudicate_post(pid: int, request: Request, session: Session = Depends(web.db)
                               ) -> Response:
         account, _, fields = await posted(request, session)
-
-        def done() -> Response:
-            project = project_of(session, pid)
-            try:
-                campaign.settle_question(session, project.name, str(fields.get("ref", "")),
-                                         str(fields.get("key", "")),
-                                         str(fields.get("label", "")), account)
-            except NuggetizerError as exc:
-                session.rollback()
-                return adjudicate_view(request, session, pid, f"not settled: {exc}", 400)
-            return back(f"/project/{pid}/adjudicate", "settled")
-        return await run_in_threadpool(done)
+        return await act(request, session, pid, account, fields, _settled, "/adjudicate",
+                         adjudicate_view)
 
     def import_view(request: Request, session: Session, pid: int, error: str = "",
                     status: int = 200) -> Response:
@@ -395,18 +397,13 @@ def organizer_routes(router: APIRouter, web: Web) -> None:
         except NuggetizerError as exc:
             return await run_in_threadpool(import_view, request, session, pid, str(exc), 400)
 
-        def done() -> Response:
-            project = project_of(session, pid)
-            try:
-                filled = campaign.import_files(session, project.name, str(fields.get("task")),
-                                               str(fields.get("assessor")), paths, mapping,
-                                               account)
-            except NuggetizerError as exc:
-                session.rollback()
-                return import_view(request, session, pid, str(exc), 400)
-            return back(f"/project/{pid}/import", f"{filled} items of {fields.get('task')} "
-                        f"imported as {fields.get('assessor')}'s judgments")
-        return await run_in_threadpool(done)
+        def imported(db: Session, project: Project, by: Account, given: dict[str, Any]) -> str:
+            filled = campaign.import_files(db, project.name, str(given.get("task")),
+                                           str(given.get("assessor")), paths, mapping, by)
+            return f"{filled} items of {given.get('task')} imported as " \
+                   f"{given.get('assessor')}'s judgments"
+        return await act(request, session, pid, account, fields, imported, "/import",
+                         import_view)
 
     @router.get("/project/{pid}/export.zip")
     def export_zip(pid: int, request: Request, session: Session = Depends(web.db)) -> Response:

@@ -212,17 +212,17 @@ def _pivot(rows: Sequence[tuple[str, str, int, int, int, float | None, float]],
            tasks: Sequence[str], who: str) -> str:
     """Progress rows as one line per assessor (or topic): each task's done of assigned, the
     median seconds per item of each task, and the hours spent on all."""
-    lines: dict[str, dict[str, tuple]] = {}
-    for r in rows:
-        lines.setdefault(r[0], {})[r[1]] = r
+    lines: dict[str, dict[str, tuple[str, str, int, int, int, float | None, float]]] = {}
+    for row in rows:
+        lines.setdefault(row[0], {})[row[1]] = row
     head = [who] + [TITLES[t] for t in tasks] + ["hours spent"]
     body = []
     for name, by_task in lines.items():
         cells = []
         for t in tasks:
-            r = by_task.get(t)
-            cells.append("" if r is None else f"{r[3]} of {r[2]}" +
-                         (f" · {_num(r[5])} s/item" if r[5] is not None else ""))
+            found = by_task.get(t)
+            cells.append("" if found is None else f"{found[3]} of {found[2]}" +
+                         (f" · {_num(found[5])} s/item" if found[5] is not None else ""))
         body.append((name, *cells, _num(sum(r[6] for r in by_task.values()), 2)))
     return table(head, body)
 

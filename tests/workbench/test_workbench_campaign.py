@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -23,7 +22,7 @@ import pytest
 from campaign_data import NUGGETS, RAG26_DEV, RUNS, TOPICS, nuggets, write_campaign
 from sqlalchemy import select
 from sqlalchemy.orm import undefer
-from workbench_server import PASSWORD, postgres, serving
+from workbench_server import PASSWORD, chromium, postgres, saved, serving, shots_folder
 
 from nuggetizer.workbench.store import Item, make_engine, sessions
 
@@ -33,31 +32,10 @@ ORDINAL = {"assign": ("support", "partial_support", "not_support"),
            "rubric": ("satisfied", "not_satisfied")}
 
 
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: apt-get install chromium")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return found
-
-
-def shots_folder(tmp: Path, name: str) -> Path:
-    """Where the screenshots go: WORKBENCH_SCREENSHOTS (a CI artifact), else pytest's tmp."""
-    kept = os.environ.get("WORKBENCH_SCREENSHOTS")
-    folder = Path(kept) / name if kept else tmp / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 @contextmanager
 def database(backend: str, tmp: Path) -> Any:
     with postgres(tmp) if backend == "postgres" else nullcontext(str(tmp / "wb.sqlite")) as db:
         yield db
-
-
-def saved(page: Any) -> None:
-    page.locator("#status", has_text="all saved").wait_for()
 
 
 class Shots:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from campaign_data import NUGGETS, TOPICS, narratives, nuggets
-from test_workbench_campaign import chromium, saved, shots_folder
-from workbench_server import PASSWORD, serving
+from workbench_server import PASSWORD, chromium, log_in, saved, serving, shots_folder
 
 from nuggetizer.workbench.build import ProjectSpec, create_project
 from nuggetizer.workbench.security import add_account
@@ -41,11 +40,7 @@ def test_the_focused_nugget_stays_in_view_on_the_90_nugget_page(tmp_path: Path) 
         browser = p.chromium.launch(executable_path=browser_path,
                                     args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.goto(server.url + "/login")
-        page.fill("input[name=name]", "ann")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
-        page.wait_for_url(server.url + "/")
+        log_in(page, server.url, "ann")
         ref = page.request.get(server.url + "/api/items").json()
         ref = next(i["ref"] for i in ref if i["qid"] == LONGEST)
         page.goto(f"{server.url}/item/{ref}")
@@ -103,11 +98,7 @@ def test_a_label_given_after_the_session_ended_is_kept_and_sent_after_the_login(
         browser = p.chromium.launch(executable_path=browser_path,
                                     args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.goto(server.url + "/login")
-        page.fill("input[name=name]", "ann")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
-        page.wait_for_url(server.url + "/")
+        log_in(page, server.url, "ann")
         ref = page.request.get(server.url + "/api/items").json()[0]["ref"]
         page.goto(f"{server.url}/item/{ref}")
         with factory() as db:
