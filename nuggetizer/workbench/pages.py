@@ -146,23 +146,28 @@ def item_page(task: str, shown: Mapping[str, Any], value: Mapping[str, Any],
     posts without the script), the key map."""
     questions = shown.get("questions", [])
     labels = questions[0]["labels"] if questions else []
-    parts = [f'<h1>{e(TITLES[task])} <small class="ctx">{e(place)}</small></h1>',
-             topic_block(shown.get("topic", {}))]
-    if shown.get("answer") is not None:
-        parts.append(f'<section class="box"><h2>Answer</h2><div class="md" id="answer">'
-                     f'{markdown(shown["answer"])}</div></section>')
+    head = f'<h1>{e(TITLES[task])} <small class="ctx">{e(place)}</small></h1>'
+    context = [topic_block(shown.get("topic", {}))]
+    if shown.get("answer") is not None:  # first: the text the questions are about
+        context.insert(0, f'<section class="box"><h2>Answer</h2><div class="md" id="answer">'
+                          f'{markdown(shown["answer"])}</div></section>')
     for note in shown.get("notes", []):
-        parts.append(f'<div class="box ctx">not judged: {e(note)}</div>')
+        context.append(f'<div class="box ctx">not judged: {e(note)}</div>')
     if task == "postedit":
-        parts.append('<section><h2>Nuggets</h2><div id="nuggets" tabindex="-1"></div>'
-                     "</section>")
+        work = ('<section><h2>Nuggets</h2><div id="nuggets" tabindex="-1"></div>'
+                "</section>")
     else:
         many = len(questions) > 1
         blocks = "".join(question_block(q, value, suggestions, k if many else 0)
                          for k, q in enumerate(questions, 1))
-        parts.append(f'<form method="post" action="{e(action)}"><input type="hidden" '
-                     f'name="csrf" value="{e(csrf)}">{blocks}<button>Save all</button></form>')
-    return f'<div class="work"><div class="main">{"".join(parts)}</div>' \
+        work = (f'<form method="post" action="{e(action)}"><input type="hidden" '
+                f'name="csrf" value="{e(csrf)}">{blocks}<button>Save all</button></form>')
+    if shown.get("answer") is not None:  # the answer stays in view beside its questions
+        body = f'<div class="split"><div class="side">{"".join(context)}</div>' \
+               f"<div>{work}</div></div>"
+    else:
+        body = "".join(context) + work
+    return f'<div class="work"><div class="main">{head}{body}</div>' \
            f"{keymap(task, labels)}</div>"
 
 

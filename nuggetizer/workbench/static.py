@@ -14,6 +14,9 @@ h1 small{font-weight:normal;margin-left:.5rem}
 .md{overflow-wrap:anywhere}.md h1,.md h2,.md h3{font-size:1.05rem;margin:.6rem 0 .2rem}
 .md p{margin:.3rem 0}.md ul,.md ol{margin:.3rem 0;padding-left:1.4rem}
 .topic .narrative{font-size:1.05em}.topic ol.subs{margin:.2rem 0;padding-left:1.6rem}
+.split{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1.15fr);gap:1rem;align-items:start}
+.split .side{position:sticky;top:.5rem;max-height:calc(100vh - 1rem);overflow:auto}.split .side .box:first-child{margin-top:0}
+@media (max-width:1000px){.split{grid-template-columns:1fr}.split .side{position:static;max-height:none}}
 .work{display:grid;grid-template-columns:minmax(0,1fr) 15rem;gap:1rem;align-items:start}
 #keys{position:sticky;top:.5rem;font-size:.9em}#keys dl{display:grid;grid-template-columns:auto 1fr;gap:.15rem .5rem;margin:0}
 #keys dd{margin:0}body.nokeys .work{grid-template-columns:1fr}body.nokeys #keys{display:none}
