@@ -116,16 +116,18 @@ def test_a_database_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
     missing = str(tmp_path / "no" / "such" / "folder" / "wb.sqlite")
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
-    for db in (missing, str(blocked / "wb.sqlite"), "postgresql://wb:secret@127.0.0.1:9/x"):
-        for args in (("workbench", "account", "ann", "--db", db),
-                     ("workbench", "serve", "--db", db, "--port", "9"),
-                     ("serve", "--workbench", db, "--port", "9", "--assessor", "mock")):
-            done = _run(*args)
-            assert done.returncode == 2, (args, done.stderr)
-            lines = done.stderr.strip().splitlines()
-            assert len(lines) == 1 and lines[0].startswith(
-                "error: cannot open the workbench database"), done.stderr
-            assert "secret" not in done.stderr  # a URL's password is never printed
+    url = "postgresql://wb:secret@127.0.0.1:9/x"
+    for args in (("workbench", "account", "ann", "--db", missing),
+                 ("workbench", "account", "ann", "--db", str(blocked / "wb.sqlite")),
+                 ("workbench", "assign", "p", "--assessor", "ann", "--db", url),
+                 ("workbench", "serve", "--db", missing, "--port", "9"),
+                 ("serve", "--workbench", url, "--port", "9", "--assessor", "mock")):
+        done = _run(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(
+            "error: cannot open the workbench database"), done.stderr
+        assert "secret" not in done.stderr  # a URL's password is never printed
 
 
 def test_imports_that_do_not_fit_the_project_are_refused_at_the_first_difference(
