@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -128,8 +129,8 @@ def free_port() -> int:
 class Server:
     """`nuggetizer workbench serve` in a subprocess."""
 
-    def __init__(self, database: str, log: Path) -> None:
-        self.database, self.log, self.port = database, log, free_port()
+    def __init__(self, database: str, log: Path, args: tuple[str, ...] = ()) -> None:
+        self.database, self.log, self.port, self.args = database, log, free_port(), args
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -139,7 +140,8 @@ class Server:
     def start(self) -> Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nuggetizer", "workbench", "serve", "--db", self.database,
-             "--port", str(self.port)], stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+             "--port", str(self.port), *self.args], stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -165,8 +167,8 @@ class Server:
 
 
 @contextmanager
-def serving(database: str, log: Path) -> Iterator[Server]:
-    server = Server(database, log).start()
+def serving(database: str, log: Path, args: tuple[str, ...] = ()) -> Iterator[Server]:
+    server = Server(database, log, args).start()
     try:
         yield server
     finally:
@@ -220,3 +222,36 @@ def postgres(tmp: Path) -> Iterator[str]:
     finally:
         subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
                         "stop"], capture_output=True)
+
+
+def chromium() -> str:
+    """Debian's chromium for Playwright (`executable_path`); its download is not used."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: apt-get install chromium")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return found
+
+
+def shots_folder(tmp: Path, name: str) -> Path:
+    """Where a test's screenshots go: WORKBENCH_SCREENSHOTS/NAME (a CI artifact), else the
+    test's temporary folder."""
+    kept = os.environ.get("WORKBENCH_SCREENSHOTS")
+    folder = Path(kept) / name if kept else tmp / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def saved(page: Any) -> None:
+    """Wait until the page says every change is saved."""
+    page.locator("#status", has_text="all saved").wait_for()
+
+
+def log_in(page: Any, url: str, name: str, password: str = PASSWORD) -> None:
+    """Log a browser page in as `name`, by the login form."""
+    page.goto(url + "/login")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", password)
+    page.keyboard.press("Enter")
+    page.wait_for_url(url + "/")

@@ -11,13 +11,16 @@ runs with nothing judged at all; a judgment whose topic is not in the key is cou
 scored. Under the `ragdoll` scoring profile (interface/profile.py, the method's `profile`) an
 unanswered topic has no row and every mean is over the topics a run answered, as castorini
 RAGDoll's run means are; what the method scores under it is the method's.
+A folder of judgments may list those that nobody has judged yet (NOT_JUDGED_YET, which the
+workbench's export of a campaign in progress writes): left out the same way, they are counted
+as not judged yet ("12 of 40 answers not judged yet").
 """
 
 from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,32 @@ class ScoreTable:
         """Runs by the primary measure descending (runs without it last), then run id."""
         primary = self.primary
         return sorted(self.means, key=lambda r: (-self.means[r].get(primary, -1.0), r))
+
+
+NOT_JUDGED_YET = "not-judged-yet.tsv"  # (judgment id, topic) lines, after a header line
+
+
+def not_judged_yet(paths: Sequence[Path]) -> set[tuple[str, str]]:
+    """The (judgment id, topic) pairs the folders given list as not judged yet."""
+    found: set[tuple[str, str]] = set()
+    for path in paths:
+        listed = path / NOT_JUDGED_YET
+        if path.is_dir() and listed.is_file():
+            for line in listed.read_text(encoding="utf-8").splitlines()[1:]:
+                cells = line.split("\t")
+                if len(cells) >= 2:
+                    found.add((cells[0], cells[1]))
+    return found
+
+
+def _nothing_kind(nothing: str, ids: tuple[str, str], yet: Collection[tuple[str, str]]) -> str:
+    return f"{nothing}s not judged yet" if ids in yet else f"{nothing}s with nothing judged"
+
+
+def _of_all(left_out: Counter[str], read: int) -> None:
+    """"12 answers not judged yet" as "12 of 40 answers not judged yet" (40 read)."""
+    for kind in [k for k in left_out if k.endswith("s not judged yet")]:
+        left_out[f"of {read} {kind}"] = left_out.pop(kind)
 
 
 def judgment_files(paths: Sequence[Path]) -> list[Path]:
@@ -109,16 +138,17 @@ def _read_each(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool, sc
 def score_judged(
     method: AnswerKeyMethod, judged: Iterable[Judged], keys: Mapping[str, Any] | None = None,
     lenient: bool = False, topics: Sequence[str] | None = None,
+    yet: Collection[tuple[str, str]] = frozenset(),
 ) -> ScoreTable:
     """Score judgments against `keys` (whose topics are the universe; without keys, `topics`,
     else every topic judged; a key of None stands for a topic without its key record). Methods that
     score from the whole topic's pool (`judging.scoring` "pool") are given it; the others are
     scored as the judgments stream by and only their scores are kept. A method scored per run
     (`judging.scoring` "runs") is given them as one table (`read_judged`'s, else made of the
-    judgments given)."""
+    judgments given). `yet`: the (judgment id, topic) pairs not judged yet (`not_judged_yet`)."""
     if method.judging.scoring == "runs":
         return _run_level(method, judged if isinstance(judged, JudgedTable)
-                          else method.table_of(list(judged)), keys, topics)
+                          else method.table_of(list(judged)), keys, topics, yet)
     notes: list[str] = []
     unjudged: dict[str, int] = {}
     kinds: Counter[str] = Counter()
@@ -131,6 +161,7 @@ def score_judged(
     universe = dict.fromkeys(topics) if topics is not None else None
     keys, blank = _judgeable(method, keys, left_out)
     pools: dict[str, list[Judged]] = {}
+    read = 0
     collecting = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic objects: the collector would only rescan them
     try:
@@ -145,13 +176,14 @@ def score_judged(
             if item.qid in blank:  # its topic is counted, not scored
                 continue
             nothing = method.nothing_judged(item.record)
+            read += 1
             notes += checked.notes
             if checked.unjudged:
                 unjudged[item.run_id] = unjudged.get(item.run_id, 0) + checked.unjudged.total()
                 kinds.update(checked.unjudged)
             if nothing is not None:
                 empty.setdefault(item.run_id, []).append(item.qid)
-                left_out[f"{nothing}s with nothing judged"] += 1
+                left_out[_nothing_kind(nothing, (item.run_id, item.qid), yet)] += 1
                 continue
             seen.setdefault(item.qid)
             if checked.warning is not None:
@@ -164,6 +196,7 @@ def score_judged(
     finally:
         if collecting:
             gc.enable()
+    _of_all(left_out, read)
     order = list(keys if keys is not None else universe if universe is not None else seen)
     for qid, pool in pools.items():
         records = [j.record for j in pool]
@@ -200,7 +233,8 @@ def _judgeable(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
 
 
 def _run_level(method: AnswerKeyMethod, table: JudgedTable, keys: Mapping[str, Any] | None,
-               topics: Sequence[str] | None) -> ScoreTable:
+               topics: Sequence[str] | None, yet: Collection[tuple[str, str]] = frozenset()
+               ) -> ScoreTable:
     """The table of a method scored per run (`judging.scoring` "runs"): the rules above, asked
     of its judgments' table at once (topics outside the key or `topics` counted, a key's
     topic with nothing to judge neither judged nor scored, judgments with nothing judged left
@@ -215,9 +249,12 @@ def _run_level(method: AnswerKeyMethod, table: JudgedTable, keys: Mapping[str, A
         if blank:
             table, _ = table.restricted(known)
     kinds = table.unjudged()
+    read = len(table)
     table, nothing, empty = table.judged()
-    for qids in empty.values():
-        left_out[f"{nothing}s with nothing judged"] += len(qids)
+    for ids, qids in empty.items():
+        for qid in qids:
+            left_out[_nothing_kind(nothing, (ids, qid), yet)] += 1
+    _of_all(left_out, read)
     order = list(keys if keys is not None else topics if topics is not None else
                  table.topics_read())
     runs = method.score_runs(table, order)

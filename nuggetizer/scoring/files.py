@@ -16,7 +16,13 @@ from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.table import JudgedTable
 from nuggetizer.run.chosen import note_unknown
 from nuggetizer.run.provenance import hash_ahead, write_sidecar
-from nuggetizer.scoring.engine import ScoreTable, judgment_files, read_judged, score_judged
+from nuggetizer.scoring.engine import (
+    ScoreTable,
+    judgment_files,
+    not_judged_yet,
+    read_judged,
+    score_judged,
+)
 from nuggetizer.scoring.tables import write_tables
 
 
@@ -87,15 +93,20 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
             judged, _ = judged.restricted(only)
         else:
             judged = (j for j in judged if j.qid in only)
-    table = score_judged(method, judged, keys, lenient, universe)
+    table = score_judged(method, judged, keys, lenient, universe, not_judged_yet(list(paths)))
     if only is not None and keys is None and universe is None and not table.topics:
         raise ConfigError("--only-topics: none of the chosen topics is judged in "
                           f"{', '.join(map(str, paths))}")
     if table.judged_nothing:
+        # nothing judged yet (a campaign's export), rather than judged and failed
+        failed = [k for k in table.left_out if k.endswith("s with nothing judged")
+                  and not k.startswith(("topics ", "runs "))]
+        waiting = not failed and any(k.endswith("not judged yet") for k in table.left_out)
         raise NothingJudgedError(
             f"score --method {method.name}: nothing was judged in {len(files)} judgment "
-            f"files ({left_out_text(table)}); no leaderboard written: judge again with an "
-            "assessor that answers")
+            f"files ({left_out_text(table)}); no leaderboard written: " +
+            ("judge some of them first" if waiting else
+             "judge again with an assessor that answers"))
     if hashing is not None:
         hashing.join()
     write_tables(table, out.output, out.per_topic)

@@ -1,5 +1,6 @@
 """The workbench's routes, pages and API on a FastAPI router (`workbench_router`), its own app
-(`create_app`) and `mount` onto another app (the `nuggetizer serve` one).
+(`create_app`) and `mount` onto another app (the `nuggetizer serve` one): logging in, the
+assessors' pages and saves here, the organizer's pages in organizer.py.
 
 Every state-changing request is a POST carrying the session's CSRF token (a form's `csrf`
 field, or the `X-CSRF-Token` header of the script's saves); an assessor reaches only the items
@@ -8,18 +9,17 @@ organizer's alone. Items are named by an opaque random ref, so a URL says nothin
 
 The event loop only reads request bodies: password hashing and database work run in the
 thread pool, so one slow login or one save waiting for the database never stalls the others.
+A login is first checked against the lockouts (throttle.py) before any password is hashed; a
+client already locked out is answered from memory, on the event loop.
 """
 
 from __future__ import annotations
 
-import io
+import asyncio
 import json
+import math
 import secrets
-import tempfile
-import threading
-import zipfile
-from collections.abc import AsyncIterator
-from contextlib import nullcontext
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +32,14 @@ from starlette.concurrency import run_in_threadpool
 
 from nuggetizer.errors import ConfigError
 from nuggetizer.workbench import pages
-from nuggetizer.workbench.exports import export_project
-from nuggetizer.workbench.progress import agreement, progress
-from nuggetizer.workbench.security import (
-    accept_invite,
-    check_password,
-    open_session,
-    same,
-    session_of,
-)
+from nuggetizer.workbench.organizer import home_body, organizer_routes
+from nuggetizer.workbench.security import accept_invite, check_password, open_session, same
 from nuggetizer.workbench.static import CSS, JS
 from nuggetizer.workbench.store import (
     Account,
     Assignment,
     Item,
     Judgment,
-    Login,
     Project,
     audit,
     make_engine,
@@ -55,18 +47,11 @@ from nuggetizer.workbench.store import (
     sessions,
 )
 from nuggetizer.workbench.tasks import TITLES, answered, check_value
+from nuggetizer.workbench.throttle import Lock, account_key, client_key
+from nuggetizer.workbench.web import COOKIE, HEADERS, PRE, LoginFirst, Settings, Web
 
-COOKIE = "wb_session"
-PRE = "wb_pre"  # the double-submit token of the login and invitation forms
-HEADERS = {"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src "
-           "'self'; connect-src 'self'; img-src 'self'; form-action 'self'; "
-           "frame-ancestors 'none'; base-uri 'none'",
-           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-           "Cache-Control": "no-store"}
-
-
-def _html(text: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(text, status_code=status, headers=HEADERS)
+MAX_SECONDS = 7 * 24 * 3600.0  # the time an item's page may report spent on it
+REFUSED_DELAY = 1.0  # seconds a login refused while locked waits before its answer
 
 
 def finished(item: Item, judgment: Judgment | None) -> bool:
@@ -74,49 +59,16 @@ def finished(item: Item, judgment: Judgment | None) -> bool:
     return answered(item.task, item.shown, judgment.value if judgment else None)
 
 
-def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def workbench_router(factory: sessionmaker[Any], prefix: str = "",
+                     settings: Settings | None = None) -> APIRouter:
     """The workbench's routes under `prefix` (the base of every link it writes)."""
     router = APIRouter(prefix=prefix)
+    web = Web(factory, prefix, settings or Settings())
     base = prefix
-    # SQLite ignores SELECT ... FOR UPDATE: one save at a time keeps a judgment's
-    # read-modify-write whole (SQLite has one writer anyway); PostgreSQL locks the row
-    sqlite = factory.kw["bind"].dialect.name == "sqlite"
-    one_writer = threading.Lock() if sqlite else nullcontext()
-
-    async def db() -> AsyncIterator[Session]:
-        # made and closed on the event loop, not in a worker: a session takes its connection
-        # only when a worker first queries, and closing it (a rollback at most) gives that
-        # connection back at once, never waiting for a free worker
-        with factory() as session:
-            yield session
-
-    def who(request: Request, session: Session) -> tuple[Account, Login] | None:
-        return session_of(session, request.cookies.get(COOKIE))
-
-    def need(request: Request, session: Session) -> tuple[Account, Login]:
-        found = who(request, session)
-        if found is None:
-            raise HTTPException(401, "log in first")
-        return found
-
-    async def form_csrf(request: Request, login: Login) -> dict[str, Any]:
-        form = dict(await request.form())
-        if not same(str(form.pop("csrf", "")), login.csrf):
-            raise HTTPException(403, "missing or wrong CSRF token")
-        return form
-
-    def mine(session: Session, account: Account, ref: str) -> Item:
-        item = session.scalar(select(Item).join(Assignment).where(
-            Item.ref == ref, Assignment.account_id == account.id))
-        if item is None:
-            raise HTTPException(404, "no such item")
-        return item
-
-    def organizer(request: Request, session: Session) -> tuple[Account, Login]:
-        account, login = need(request, session)
-        if account.role != "organizer":
-            raise HTTPException(404, "no such page")
-        return account, login
 
     @router.get("/static/workbench.js")
     def script() -> Response:
@@ -127,11 +79,15 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
         return Response(CSS, media_type="text/css", headers=HEADERS)
 
     def login_page(request: Request, error: str = "", invite: str | None = None,
-                   status: int = 200) -> HTMLResponse:
+                   status: int = 200, after: str = "", wait: Lock | None = None
+                   ) -> HTMLResponse:
         pre = request.cookies.get(PRE) or secrets.token_urlsafe(24)
-        response = _html(pages.page("Log in", pages.login_form(base, pre, error, invite),
-                                    base=base), status)
+        response = web.html(pages.page("Log in", pages.login_form(
+            base, pre, error, invite, after or request.query_params.get("next", "")),
+            base=base), status)
         response.set_cookie(PRE, pre, httponly=True, samesite="strict")
+        if wait is not None:
+            response.headers["Retry-After"] = str(wait.seconds)
         return response
 
     @router.get("/login", response_class=HTMLResponse)
@@ -145,22 +101,60 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
             raise HTTPException(403, "missing or wrong CSRF token")
         return form
 
-    def logged_in(session: Session, account: Account) -> RedirectResponse:
+    def logged_in(session: Session, account: Account, after: str) -> RedirectResponse:
         token = open_session(session, account)
-        response = RedirectResponse(f"{base}/", status_code=303)
+        response = RedirectResponse(web.back(after), status_code=303)
         response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
         return response
 
+    def locked_page(request: Request, lock: Lock, after: str) -> HTMLResponse:
+        minutes = f"{lock.seconds} seconds" if lock.seconds < 120 else \
+            f"{math.ceil(lock.seconds / 60)} minutes"
+        return login_page(request, f"too many failed logins: wait {minutes}, then try again "
+                          "(the organizer has been told)", status=429, after=after, wait=lock)
+
+    async def refused(request: Request, lock: Lock, after: str = "") -> Response:
+        """A login refused while locked: answered late (the guesser's loop slows down, the
+        server spends nothing while it waits), a person the form again, a script one line."""
+        await asyncio.sleep(REFUSED_DELAY)
+        if "text/html" in request.headers.get("accept", ""):
+            return locked_page(request, lock, after)
+        return Response(f"too many failed logins: wait {lock.seconds} seconds, then try "
+                        "again (the organizer has been told)\n", status_code=429,
+                        media_type="text/plain",
+                        headers={**HEADERS, "Retry-After": str(lock.seconds)})
+
+    def lock_of(key: str, seconds: float) -> Lock:
+        return Lock(key, now() + timedelta(seconds=seconds - REFUSED_DELAY), 0)
+
     @router.post("/login")
-    async def login_post(request: Request, session: Session = Depends(db)) -> Response:
+    async def login_post(request: Request, session: Session = Depends(web.db)) -> Response:
+        client = request.client.host if request.client else "unknown"
+        wait = web.limiter.refused_now((client_key(client),))
+        if wait:  # a locked client: answered before its form is read
+            return await refused(request, lock_of(client_key(client), wait))
         form = await pre_checked(request)
+        name = str(form.get("name", "")).strip()[:80]
+        keys = (account_key(name), client_key(client))
+        after = str(form.get("next", ""))
+        wait = web.limiter.refused_now(keys)
+        if wait:  # locked: answered here, no worker thread, no database, no hashing
+            return await refused(request, lock_of(keys[0], wait), after)
 
         def checked() -> Response:
-            account = session.scalar(select(Account).where(
-                Account.name == str(form.get("name"))))
-            if not check_password(account, str(form.get("password", ""))) or account is None:
-                return login_page(request, "wrong name or password", status=401)
-            return logged_in(session, account)
+            lock = web.limiter.check(session, keys)  # before any hashing
+            if lock is not None:
+                return locked_page(request, lock, after)
+            account = session.scalar(select(Account).where(Account.name == name))
+            if account is None or not check_password(account, str(form.get("password", ""))):
+                started = web.limiter.failed(session, keys, account, client)
+                if started is not None:  # this one was checked: the next ones wait
+                    return login_page(request, "wrong name or password; after so many "
+                                      f"failures the next login waits {started.seconds} "
+                                      "seconds", status=401, after=after, wait=started)
+                return login_page(request, "wrong name or password", status=401, after=after)
+            web.limiter.succeeded(session, name)
+            return logged_in(session, account, after)
         return await run_in_threadpool(checked)
 
     @router.get("/invite/{token}", response_class=HTMLResponse)
@@ -168,24 +162,26 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
         return login_page(request, invite=token)
 
     @router.post("/invite/{token}")
-    async def invite_post(request: Request, token: str, session: Session = Depends(db)
+    async def invite_post(request: Request, token: str, session: Session = Depends(web.db)
                           ) -> Response:
         form = await pre_checked(request)
 
         def accepted() -> Response:
             try:
-                account = accept_invite(session, token, str(form.get("password", "")))
+                account = accept_invite(session, token, str(form.get("password", "")),
+                                        str(form.get("again", "")))
             except ConfigError as exc:
                 return login_page(request, str(exc), invite=token, status=400)
             if account is None:
-                return login_page(request, "this invitation is spent or unknown", status=404)
-            return logged_in(session, account)
+                return login_page(request, "this invitation is spent, expired or unknown: "
+                                  "ask the organizer for a new one", status=404)
+            return logged_in(session, account, "")
         return await run_in_threadpool(accepted)
 
     @router.post("/logout")
-    async def logout(request: Request, session: Session = Depends(db)) -> Response:
-        _, login = await run_in_threadpool(need, request, session)
-        await form_csrf(request, login)
+    async def logout(request: Request, session: Session = Depends(web.db)) -> Response:
+        _, login = await run_in_threadpool(web.need, request, session)
+        await web.form(request, login)
 
         def ended() -> None:
             session.delete(login)
@@ -205,35 +201,40 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
         return [(i, j) for i, j in rows]
 
     @router.get("/", response_class=HTMLResponse)
-    def home(request: Request, session: Session = Depends(db)) -> Response:
-        found = who(request, session)
-        if found is None:
-            return RedirectResponse(f"{base}/login", status_code=303)
-        account, login = found
+    def home(request: Request, session: Session = Depends(web.db)) -> Response:
+        account, login = web.need_page(request, session)
         if account.role == "organizer":
-            projects = session.scalars(select(Project).order_by(Project.id)).all()
-            links = "".join(f'<li><a href="{pages.e(base)}/project/{p.id}">{pages.e(p.name)}'
-                            "</a></li>" for p in projects)
-            body = f"<h1>Projects</h1><ul>{links or '<li>none yet</li>'}</ul>"
-        else:
-            rows = [(TITLES[i.task], i.qid, "done" if finished(i, j)
-                     else "to do", i.ref) for i, j in items_of(session, account)]
-            links = "".join(
-                f'<tr><td>{pages.e(t)}</td><td>{pages.e(q)}</td><td>{pages.e(s)}</td>'
-                f'<td><a href="{pages.e(base)}/item/{pages.e(r)}">open</a></td></tr>'
-                for t, q, s, r in rows)
-            left = sum(s == "to do" for _, _, s, _ in rows)
-            body = (f"<h1>Your items</h1><p>{left} of {len(rows)} left</p>"
-                    f"<table><tr><th>task</th><th>topic</th><th>state</th><th></th></tr>"
-                    f"{links}</table>")
-        return _html(pages.page("Workbench", body, base=base, csrf=login.csrf,
-                                who=account.name))
+            return web.page("Projects", home_body(session, web, login.csrf), account, login)
+        rows = items_of(session, account)
+        names = {p.id: p.name for p in session.scalars(select(Project))}
+        todo = [i for i, j in rows if not finished(i, j)]
+        body = [f"<h1>Your items</h1><p>{len(todo)} of {len(rows)} left</p>"]
+        if todo:
+            body.append(f'<p><a class="button" id="continue" href="{pages.e(base)}/item/'
+                        f'{pages.e(todo[0].ref)}">Continue ({pages.e(TITLES[todo[0].task])}, '
+                        f"topic {pages.e(todo[0].qid)})</a> <kbd>n</kbd></p>")
+        body.append(pages.queue_summary(base, [
+            (names.get(i.project_id, ""), i.task, i.qid, finished(i, j), i.ref)
+            for i, j in rows]))
+        data = {"next": f"{base}/item/{todo[0].ref}" if todo else ""}
+        return web.page("Your items", "".join(body), account, login, data)
 
-    def next_ref(session: Session, account: Account, item: Item) -> str | None:
-        for other, j in items_of(session, account):
-            if other.id != item.id and not finished(other, j):
-                return other.ref
-        return None
+    def neighbours(session: Session, account: Account, item: Item
+                   ) -> tuple[str | None, str | None, int, int]:
+        """The next unfinished item after this one (else the first), the previous item in
+        the queue, and this one's place (1-based) in the queue."""
+        rows = items_of(session, account)
+        at = next(k for k, (i, _) in enumerate(rows) if i.id == item.id)
+        later = [i for i, j in rows[at + 1:] + rows[:at] if not finished(i, j)]
+        return (later[0].ref if later else None, rows[at - 1][0].ref if at else None,
+                at + 1, len(rows))
+
+    def mine(session: Session, account: Account, ref: str) -> Item:
+        item = session.scalar(select(Item).join(Assignment).where(
+            Item.ref == ref, Assignment.account_id == account.id))
+        if item is None:
+            raise HTTPException(404, "no such item")
+        return item
 
     def view(session: Session, account: Account, item: Item) -> dict[str, Any]:
         j = session.scalar(select(Judgment).where(Judgment.item_id == item.id,
@@ -245,30 +246,34 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
                 "suggestion": item.suggestion if shown_llm else None}
 
     @router.get("/item/{ref}", response_class=HTMLResponse)
-    def item_page(ref: str, request: Request, session: Session = Depends(db)) -> Response:
-        account, login = need(request, session)
+    def item_page(ref: str, request: Request, session: Session = Depends(web.db)
+                  ) -> Response:
+        account, login = web.need_page(request, session)
         item = mine(session, account, ref)
         v = view(session, account, item)
-        following = next_ref(session, account, item)
-        data = {"ref": item.ref, "api": f"{base}/api/item/{item.ref}",
-                "seconds": v["seconds"], "next": f"{base}/item/{following}" if following
-                else f"{base}/", "importance": item.shown.get("importance", []),
-                "sub_narratives": item.shown.get("sub_narratives", []),
+        following, before, place, total = neighbours(session, account, item)
+        data = {"ref": item.ref, "api": f"{base}/api/item/{item.ref}", "task": item.task,
+                "seconds": v["seconds"], "login": f"{base}/login?next={base}/item/{item.ref}",
+                "next": f"{base}/item/{following}" if following else f"{base}/",
+                "prev": f"{base}/item/{before}" if before else "",
+                "importance": item.shown.get("importance", []),
+                "sub_narratives": item.shown.get("topic", {}).get("sub_narratives", []),
                 "nuggets": v["value"].get("nuggets", item.shown.get("nuggets", []))}
         body = pages.item_page(item.task, item.shown, v["value"], v["suggestion"],
-                               f"{base}/item/{item.ref}", login.csrf)
-        return _html(pages.page(TITLES[item.task], body, base=base, csrf=login.csrf,
-                                who=account.name, data=data))
+                               f"{base}/item/{item.ref}", login.csrf,
+                               f"item {place} of {total}")
+        return web.page(TITLES[item.task], body, account, login, data)
 
     @router.get("/api/item/{ref}")
-    def item_api(ref: str, request: Request, session: Session = Depends(db)) -> JSONResponse:
-        account, _ = need(request, session)
+    def item_api(ref: str, request: Request, session: Session = Depends(web.db)
+                 ) -> JSONResponse:
+        account, _ = web.need(request, session)
         return JSONResponse(view(session, account, mine(session, account, ref)),
                             headers=HEADERS)
 
     @router.get("/api/items")
-    def items_api(request: Request, session: Session = Depends(db)) -> JSONResponse:
-        account, _ = need(request, session)
+    def items_api(request: Request, session: Session = Depends(web.db)) -> JSONResponse:
+        account, _ = web.need(request, session)
         return JSONResponse([{"ref": i.ref, "task": i.task, "qid": i.qid,
                               "done": finished(i, j)}
                              for i, j in items_of(session, account)], headers=HEADERS)
@@ -280,7 +285,7 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
             why = check_value(item.task, item.shown, key, label)
             if why:
                 raise HTTPException(422, why)
-        with one_writer:
+        with web.one_writer:
             return _stored(session, account, item, changes, seconds)
 
     def _stored(session: Session, account: Account, item: Item, changes: dict[str, Any],
@@ -295,8 +300,8 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
                     session.add(j)
                 before = dict(j.value)
                 j.value = {**before, **changes}
-                if seconds is not None and seconds >= 0:
-                    j.seconds = float(seconds)
+                if seconds is not None:
+                    j.seconds = seconds
                 j.saved = now()
                 for key, label in changes.items():
                     session.add(audit(account.id, item.id, "save", key=key,
@@ -309,103 +314,78 @@ def workbench_router(factory: sessionmaker[Any], prefix: str = "") -> APIRouter:
                     raise
         return False
 
+    def body_of(raw: bytes) -> tuple[str, Any, float | None]:
+        """(key, value, seconds) of a save's JSON body, or 400/422 saying what is wrong
+        (NaN and Infinity are not JSON; the seconds a finite count)."""
+        try:
+            body = json.loads(raw, parse_constant=_refuse_constant)
+        except ValueError as exc:
+            raise HTTPException(400, f"the body is not JSON: {exc}") from None
+        if not isinstance(body, dict) or not isinstance(body.get("key"), str):
+            raise HTTPException(400, 'send {"key": ..., "value": ..., "seconds": ...}')
+        seconds = body.get("seconds")
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(
+                seconds, int | float) or not 0 <= seconds <= MAX_SECONDS):
+            raise HTTPException(422, f"seconds must be a number from 0 to {MAX_SECONDS:.0f}")
+        return body["key"], body.get("value"), None if seconds is None else float(seconds)
+
     @router.post("/api/item/{ref}")
-    async def save_api(ref: str, request: Request, session: Session = Depends(db)
+    async def save_api(ref: str, request: Request, session: Session = Depends(web.db)
                        ) -> JSONResponse:
         raw = await request.body()
 
         def saved() -> bool:  # the checks in their order: who, the token, the item, the body
-            account, login = need(request, session)
+            account, login = web.need(request, session)
             if not same(request.headers.get("x-csrf-token", ""), login.csrf):
                 raise HTTPException(403, "missing or wrong CSRF token")
             item = mine(session, account, ref)
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                raise HTTPException(400, "the body is not JSON") from None
-            if not isinstance(body, dict) or not isinstance(body.get("key"), str):
-                raise HTTPException(400, 'send {"key": ..., "value": ..., "seconds": ...}')
-            seconds = body.get("seconds")
-            return store(session, account, item, {body["key"]: body.get("value")},
-                         seconds if isinstance(seconds, int | float) else None)
+            key, value, seconds = body_of(raw)
+            return store(session, account, item, {key: value}, seconds)
         done = await run_in_threadpool(saved)
         return JSONResponse({"saved": True, "done": done}, headers=HEADERS)
 
     @router.post("/item/{ref}")
-    async def save_form(ref: str, request: Request, session: Session = Depends(db)
+    async def save_form(ref: str, request: Request, session: Session = Depends(web.db)
                         ) -> Response:
-        account, login = await run_in_threadpool(need, request, session)
-        form = await form_csrf(request, login)
+        account, login = await run_in_threadpool(web.need_page, request, session)
+        form = await web.form(request, login)
         item = await run_in_threadpool(mine, session, account, ref)
         changes = {k: v for k, v in form.items() if isinstance(v, str) and v != ""}
         await run_in_threadpool(store, session, account, item, changes, None)
         return RedirectResponse(f"{base}/item/{item.ref}", status_code=303)
 
-    @router.get("/project/{pid}", response_class=HTMLResponse)
-    def project_page(pid: int, request: Request, session: Session = Depends(db)) -> Response:
-        account, login = organizer(request, session)
-        project = session.get(Project, pid)
-        if project is None:
-            raise HTTPException(404, "no such project")
-        done = progress(session, project)
-        body = [f"<h1>{pages.e(project.name)}</h1>",
-                f'<p><a href="{pages.e(base)}/project/{pid}/export.zip">download the '
-                "export (keys, judgments, battles, qrels)</a></p>",
-                "<h2>Progress per assessor</h2>",
-                pages.table(("assessor", "task", "assigned", "done", "left",
-                             "median s per item"),
-                            [(*r[:5], "" if r[5] is None else f"{r[5]:.1f}")
-                             for r in done.by_assessor]),
-                "<h2>Progress per topic</h2>",
-                pages.table(("topic", "task", "assigned", "done", "left"), done.by_topic),
-                "<h2>Agreement on the items judged twice</h2>"]
-        agreed = agreement(session, project)
-        if not agreed:
-            body.append("<p>no question labelled by two judges yet</p>")
-        for task, table in agreed.items():
-            rows = [(p.a, p.b, p.items, *(_num(p.measures.get(m)) for m in
-                                          ("kappa", "alpha_ordinal"))) for p in table.pairs]
-            rows.append(("all", "", table.items, "", _num(table.overall.get("alpha_ordinal"))))
-            body += [f"<h3>{pages.e(TITLES[task])}</h3>",
-                     pages.table(("judge", "judge", "questions", "Cohen's kappa",
-                                  "Krippendorff's alpha (ordinal)"), rows)]
-        return _html(pages.page(project.name, "".join(body), base=base, csrf=login.csrf,
-                                who=account.name))
-
-    @router.get("/project/{pid}/export.zip")
-    def export_zip(pid: int, request: Request, session: Session = Depends(db)) -> Response:
-        organizer(request, session)
-        project = session.get(Project, pid)
-        if project is None:
-            raise HTTPException(404, "no such project")
-        buffer = io.BytesIO()
-        with tempfile.TemporaryDirectory() as tmp:
-            export_project(session, project.name, Path(tmp))
-            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
-                for path in sorted(Path(tmp).rglob("*")):
-                    if path.is_file():
-                        z.write(path, path.relative_to(tmp))
-        return Response(buffer.getvalue(), media_type="application/zip", headers={
-            **HEADERS, "Content-Disposition": f'attachment; filename="export-{pid}.zip"'})
-
+    organizer_routes(router, web)
     return router
 
 
-def _num(x: float | None) -> str:
-    return "" if x is None or x != x else f"{x:.3f}"
-
-
-def mount(app: FastAPI, database: str, prefix: str = "/workbench", sync: str = "normal"
-          ) -> sessionmaker[Any]:
+def mount(app: FastAPI, database: str, prefix: str = "/workbench", sync: str = "normal",
+          settings: Settings | None = None) -> sessionmaker[Any]:
     """Add the workbench's routes, under `prefix`, to an app (its session factory)."""
     factory = sessions(make_engine(database, sync))
-    app.include_router(workbench_router(factory, prefix))
+    router = workbench_router(factory, prefix, settings or default_settings(database))
+    app.include_router(router)
+
+    async def to_login(request: Request, exc: Exception) -> Response:
+        back = exc.back if isinstance(exc, LoginFirst) else f"{prefix}/"
+        return Web(factory, prefix).to_login(back)
+    app.add_exception_handler(LoginFirst, to_login)
     return factory
 
 
-def create_app(database: str, sync: str = "normal") -> FastAPI:
+def default_settings(database: str, allow: tuple[Path, ...] = (),
+                     uploads: Path | None = None, max_upload: int | None = None) -> Settings:
+    """The server's settings: uploads beside a SQLite database unless told where (a
+    database URL has none unless told), the allowed folders as given."""
+    if uploads is None and "://" not in database:
+        uploads = Path(database).absolute().with_name(Path(database).name + ".uploads")
+    return Settings(tuple(p.absolute() for p in allow), uploads,
+                    max_upload if max_upload is not None else Settings().max_upload)
+
+
+def create_app(database: str, sync: str = "normal", settings: Settings | None = None
+               ) -> FastAPI:
     """The workbench on its own (`nuggetizer workbench serve`)."""
     app = FastAPI(title="nuggetizer workbench", docs_url=None, redoc_url=None,
                   openapi_url=None)
-    mount(app, database, "", sync)
+    mount(app, database, "", sync, settings)
     return app

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -26,7 +27,10 @@ from sqlalchemy import (
     event,
 )
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
+
+from nuggetizer.errors import ConfigError
 
 ROLES = ("organizer", "assessor")
 
@@ -42,7 +46,7 @@ class Base(DeclarativeBase):
 
 class Account(Base):
     """A person: an organizer or an assessor; a hashed password, or an invitation token (its
-    hash) to set one."""
+    hash, and when it was made: it expires) to set one; a disabled account cannot log in."""
 
     __tablename__ = "accounts"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -50,6 +54,8 @@ class Account(Base):
     role: Mapped[str] = mapped_column(String(16))
     password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
     invite_hash: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    invited: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class Login(Base):
@@ -111,19 +117,47 @@ class Judgment(Base):
     saved: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 
+class Adjudication(Base):
+    """The organizer's label of a question that an item's assessors labelled differently."""
+
+    __tablename__ = "adjudications"
+    __table_args__ = (UniqueConstraint("item_id", "key"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"), index=True)
+    key: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str] = mapped_column(String(32))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Throttle(Base):
+    """Failed logins of one account or one client (`key`: "account:NAME", "client:ADDRESS"):
+    the failures in the current window, and the lockout they led to (`strikes`: lockouts in
+    a row, each twice as long as the one before)."""
+
+    __tablename__ = "throttles"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    window: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True),
+                                                          nullable=True)
+    strikes: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class Audit(Base):
-    """Who changed what and when: the question, its value before and after."""
+    """Who changed what and when: the question, its value before and after; a failed login
+    names no account when its name is unknown."""
 
     __tablename__ = "audit"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
-    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now, index=True)
+    account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"), nullable=True)
     item_id: Mapped[int | None] = mapped_column(ForeignKey("items.id"), nullable=True)
     action: Mapped[str] = mapped_column(String(32))
     detail: Mapped[str] = mapped_column(Text)
 
 
-def audit(account_id: int, item_id: int | None, action: str, **detail: Any) -> Audit:
+def audit(account_id: int | None, item_id: int | None, action: str, **detail: Any) -> Audit:
     """An audit row (the detail as JSON)."""
     return Audit(account_id=account_id, item_id=item_id, action=action,
                  detail=json.dumps(detail, ensure_ascii=False, sort_keys=True))
@@ -164,8 +198,24 @@ def make_engine(target: str, sync: str = "normal") -> Engine:
             cursor.close()
     else:
         engine = create_engine(url, pool_size=10, max_overflow=40, pool_pre_ping=True)
-    Base.metadata.create_all(engine)
+    try:
+        Base.metadata.create_all(engine)
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise ConfigError(f"cannot open the workbench database {shown(target)}: {reason} "
+                          "(a SQLite file in a folder that exists and is writable, or "
+                          "a postgresql:// URL of a server that answers)") from None
     return engine
+
+
+def shown(target: str) -> str:
+    """A database as a message names it: a URL without its password."""
+    if "://" not in target or "@" not in target:
+        return target
+    scheme, rest = target.split("://", 1)
+    user, host = rest.rsplit("@", 1)
+    return f"{scheme}://{user.split(':', 1)[0]}@{host}"
 
 
 def sessions(engine: Engine) -> sessionmaker[Any]:

@@ -69,7 +69,7 @@ def test_agreement_progress_and_export_of_items_judged_twice(tmp_path: Path) -> 
         assert rows[("alice", "support")][3] == 0
         assert rows[("bob", "assign")][5] == pytest.approx(20.0)
         counts = export_project(db, "sample", tmp_path / "out")
-    assert counts["assign"] == len(items)
+    assert counts["assign items"] == len(items) and counts["assign not judged yet"] == 0
     first = json.loads(next((tmp_path / "out" / "assign").glob("*.jsonl")).read_text()
                        .splitlines()[0])
     assert sorted(first["provenance"]["assessors"]) == ["alice", "bob"]
@@ -107,11 +107,8 @@ def test_export_imports_back_as_another_assessors_work(tmp_path: Path) -> None:
         export_project(db, "rag", tmp_path / "rag")
         base = tmp_path / "out" / "by-assessor" / "alice"
         for task, path in (("assign", base / "assign"), ("support", base / "support"),
-                           ("battle", base / "battles"), ("postedit", base / "nuggets")):
-            files = sorted(path.glob("*.jsonl")) if task == "postedit" else [path]
-            for file in files:
-                filled, unmatched = import_judgments(db, "sample", task, "bob", [file])
-                assert filled > 0 and unmatched == 0
+                           ("battle", base / "battles"), ("postedit", base / "nuggets.jsonl")):
+            assert import_judgments(db, "sample", task, "bob", [path]) > 0
         import_judgments(db, "rag", "rubric", "bob",
                          [tmp_path / "rag" / "by-assessor" / "alice" / "rubrics"])
         values = {(j.item_id, j.account_id): j.value for j in db.scalars(select(Judgment))}
@@ -126,8 +123,7 @@ def test_export_imports_back_as_another_assessors_work(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "nuggetizer", "export-nuggets",
                     str(tmp_path / "key.jsonl"), "-o", str(sheet)], check=True)
     with factory() as db:
-        filled, _ = import_judgments(db, "sample", "postedit", "boss", [sheet])
-        assert filled == 4
+        assert import_judgments(db, "sample", "postedit", "boss", [sheet]) == 4
 
 
 def test_llm_judgments_become_suggestions_shown_only_where_the_project_says(tmp_path: Path
@@ -172,3 +168,101 @@ def test_llm_judgments_become_suggestions_shown_only_where_the_project_says(tmp_
         page = item_page("assign", first.shown, {}, first.suggestion, "/x", "t")
         assert "LLM suggests" in page
         assert "LLM suggests" not in item_page("assign", first.shown, {}, None, "/x", "t")
+
+
+def test_adjudicated_labels_go_into_the_export_with_who_decided_and_score_reads_them(
+        tmp_path: Path) -> None:
+    """Alice and Bob differ on every answer's second nugget; the organizer settles some:
+    the export carries the settled label, both assessors' and who decided, and lists the
+    unsettled ones; `score` scores the settled labels."""
+    import subprocess
+    import sys
+
+    from nuggetizer.workbench.campaign import disagreements_of, settle_question
+
+    database = str(tmp_path / "wb.sqlite")
+    populate(database, tmp_path, double=1.0)
+    with sessions(make_engine(database))() as db:
+        people = {a.name: a for a in db.scalars(select(Account))}
+        items = db.scalars(select(Item).where(Item.task == "assign")).all()
+        for item in items:
+            for who, second in (("alice", "support"), ("bob", "not_support")):
+                db.add(Judgment(item_id=item.id, account_id=people[who].id, value={
+                    "n0": "support", "n1": second, "n2": "not_support"}))
+        db.commit()
+        found = disagreements_of(db, "sample")
+        assert [d.question["key"] for d in found] == ["n1"] * len(items)
+        settled = {d.item.ref for d in found[: len(found) // 2]}
+        for d in found:
+            if d.item.ref in settled:
+                settle_question(db, "sample", d.item.ref, "n1", "partial_support",
+                                people["boss"])
+        export_project(db, "sample", tmp_path / "out")
+        refs = {(i.record["run_id"], i.qid): i.ref for i in items}
+    records = [json.loads(line) for f in (tmp_path / "out" / "assign").glob("*.jsonl")
+               for line in f.read_text().splitlines()]
+    assert len(records) == len(items)
+    for r in records:
+        p = r["provenance"]
+        assert p["assessors"] == ["alice", "bob"]
+        assert p["labels"]["bob"]["n1"] == "not_support" and p["labels"]["alice"]["n1"] == \
+            "support"
+        if refs[(r["run_id"], r["qid"])] in settled:
+            assert r["nuggets"][1]["assignment"] == "partial_support"
+            assert p["adjudicated"]["n1"]["by"] == "boss" and "unsettled" not in p
+        else:  # not settled yet: the first assessor's, and said
+            assert r["nuggets"][1]["assignment"] == "support" and p["unsettled"] == ["n1"]
+    per_topic = tmp_path / "per-topic.tsv"
+    subprocess.run([sys.executable, "-m", "nuggetizer", "score", str(tmp_path / "out" / "assign"),
+                    "--nuggets", str(tmp_path / "key.jsonl"), "--per-topic", str(per_topic),
+                    "-o", str(tmp_path / "board.tsv")], check=True, capture_output=True)
+    scored = {(run, qid, m): float(v) for run, qid, m, v in
+              (line.split("\t") for line in per_topic.read_text().splitlines()[1:])}
+    for r in records:
+        half = r["nuggets"][1]["assignment"] == "partial_support"
+        # A: support 1, partial 0.5, over the three nuggets
+        assert scored[(r["run_id"], r["qid"], "A")] == pytest.approx(
+            (1 + (0.5 if half else 1)) / 3, abs=1e-4)
+
+
+def test_post_edit_agreement_compares_nuggets_by_id_and_only_labels_a_person_set(
+        tmp_path: Path) -> None:
+    database = str(tmp_path / "wb.sqlite")
+    populate(database, tmp_path, double=1.0)
+    factory = sessions(make_engine(database))
+    with factory() as db:
+        people = {a.name: a for a in db.scalars(select(Account))}
+        project = db.scalar(select(Project).where(Project.name == "sample"))
+        items = db.scalars(select(Item).where(Item.task == "postedit")).all()
+        for item in items:  # nobody chose an importance: the pre-filled ones are no label
+            for who in ("alice", "bob"):
+                db.add(Judgment(item_id=item.id, account_id=people[who].id,
+                                value={"nuggets": list(item.shown["nuggets"])}))
+        db.commit()
+        assert "postedit" not in agreement(db, project)
+        a_labels, b_labels = [], []
+        for k, item in enumerate(items):
+            nuggets = item.shown["nuggets"]
+            alice = [{**n, "importance": ("vital", "okay")[(j + k) % 2], "set": True}
+                     for j, n in enumerate(nuggets)]
+            bob = [{**n, "importance": ("vital", "okay")[(j + k + (j == 1)) % 2],
+                    "set": j != 2} for j, n in enumerate(nuggets)]
+            bob = [bob[-1], *bob[:-1]]  # bob moved the last nugget first: ids, not places
+            bob.insert(0, {"id": "new-1", "text": "bob's own", "importance": "vital",
+                           "set": True, "source": "post-edit"})
+            for who, value in (("alice", alice), ("bob", bob)):
+                j = db.scalar(select(Judgment).where(Judgment.item_id == item.id,
+                                                     Judgment.account_id == people[who].id))
+                j.value = {"nuggets": value}
+            by_id = {n["id"]: n for n in bob}
+            for n in alice:
+                theirs = by_id.get(n["id"])
+                if theirs is not None and theirs.get("set"):
+                    a_labels.append(ORDINAL["postedit"][n["importance"]])
+                    b_labels.append(ORDINAL["postedit"][theirs["importance"]])
+        db.commit()
+        found = agreement(db, project)["postedit"]
+    pair = next(p for p in found.pairs if (p.a, p.b) == ("alice", "bob"))
+    assert pair.items == len(a_labels) == 2 * len(items)
+    assert pair.measures["kappa"] == pytest.approx(cohen_kappa(a_labels, b_labels))
+    assert pair.measures["kappa"] < 1.0

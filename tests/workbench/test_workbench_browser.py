@@ -6,42 +6,34 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from workbench_server import HOSTILE, PASSWORD, login, populate, postgres, serving
+from workbench_server import (
+    HOSTILE,
+    PASSWORD,
+    chromium,
+    login,
+    populate,
+    postgres,
+    saved,
+    serving,
+    shots_folder,
+)
 
 playwright = pytest.importorskip("playwright.sync_api")
 RUN_IDS = ("sample-good", "sample-middling", "sample-hostile")
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: apt-get install chromium")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return found
-
-
-def _saved(page: object) -> None:
-    page.locator("#status", has_text="all saved").wait_for()  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_path: Path
                                                               ) -> None:
-    browser_path = _chromium()
-    # kept where WORKBENCH_SCREENSHOTS says (a CI artifact), else in pytest's temp folder
-    kept = os.environ.get("WORKBENCH_SCREENSHOTS")
-    shots = Path(kept) / backend if kept else tmp_path / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
+    browser_path = chromium()
+    shots = shots_folder(tmp_path, backend)
     with (postgres(tmp_path) if backend == "postgres" else _sqlite(tmp_path)) as database:
         populate(database, tmp_path)
         with serving(database, tmp_path / "server.log") as server:
@@ -78,7 +70,7 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                 page.keyboard.type("a nugget the LLM missed")
                 page.keyboard.press("Enter")
                 page.keyboard.press("v")
-                _saved(page)
+                saved(page)
                 value = api.get(f"/api/item/{ref}").json()["value"]["nuggets"]
                 assert [n["text"] for n in value][1:] == ["an edited second nugget",
                                                          "a third, smaller fact",
@@ -96,7 +88,7 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                 page.keyboard.type("a nugget to delete")
                 page.keyboard.press("Enter")
                 page.keyboard.press("d")
-                _saved(page)
+                saved(page)
                 page.screenshot(path=str(shots / "postedit.png"), full_page=True)
                 value = api.get(f"/api/item/{ref}").json()["value"]["nuggets"]
                 assert [n["text"] for n in value][1:] == ["an edited second nugget",
@@ -117,7 +109,7 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                     assert page.evaluate("window.pwned") is None
                     texts.append(page.inner_text("#answer"))
                     assert page.locator("#answer a, #answer img, #answer script").count() == 0
-                    page.evaluate("""() => { const n = document.getElementById('answer')
+                    page.evaluate("""() => { const n = document.querySelector('#answer p')
                         .firstChild; const r = document.createRange(); r.setStart(n, 0);
                         r.setEnd(n, 20); getSelection().removeAllRanges();
                         getSelection().addRange(r); }""")
@@ -127,11 +119,11 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                         page.keyboard.press(str((int(digit) + k - 1) % 3 + 1))
                         keys += 1
                         nuggets += 1
-                    _saved(page)
+                    saved(page)
                     page.screenshot(path=str(shots / f"assign-{k}.png"), full_page=True)
-                    saved = api.get(f"/api/item/{it['ref']}").json()["value"]
-                    assert len([v for v in saved if not v.startswith("span:")]) == 3
-                    assert saved["span:n0"]
+                    value = api.get(f"/api/item/{it['ref']}").json()["value"]
+                    assert len([v for v in value if not v.startswith("span:")]) == 3
+                    assert value["span:n0"]
                 # the hostile answer shows its markup as text, and none of it ran
                 assert any(all(h in t for h in HOSTILE) for t in texts)
                 print(f"keystrokes per nugget assignment: {keys / nuggets:.2f} "
@@ -143,29 +135,36 @@ def test_assessor_works_every_task_and_score_reads_the_export(backend: str, tmp_
                 count = page.locator(".q").count()
                 for _ in range(count):
                     page.keyboard.press("1")
-                _saved(page)
+                saved(page)
                 page.screenshot(path=str(shots / "support.png"), full_page=True)
                 assert len(api.get(f"/api/item/{it['ref']}").json()["value"]) == count
 
-                # a blind battle in both orders: no run id in the page or its requests
-                it = by_task["battle"][0]
+                # blind battles, one order a page, judged by keys down the queue: no run id
+                # in any page or request
                 before = len(requests)
-                page.goto(f"{server.url}/item/{it['ref']}")
-                page.keyboard.press("1")
-                page.keyboard.press("3")
-                _saved(page)
-                page.screenshot(path=str(shots / "battle.png"), full_page=True)
-                html = page.content()
-                assert not any(r in html for r in RUN_IDS)
+                battles = by_task["battle"]
+                page.goto(f"{server.url}/item/{battles[0]['ref']}")
+                for k in range(len(battles)):
+                    page.keyboard.press(str(k % 3 + 1))  # then n at once: n waits for the save
+                    html = page.content()
+                    assert not any(r in html for r in RUN_IDS)
+                    if k == 0:
+                        page.screenshot(path=str(shots / "battle.png"), full_page=True)
+                    if k + 1 < len(battles):
+                        with page.expect_navigation():
+                            page.keyboard.press("n")
+                saved(page)
                 assert not any(r in u for u in requests[before:] for r in RUN_IDS)
-                assert not any(r in api.get(f"/api/item/{it['ref']}").text for r in RUN_IDS)
+                for it in battles:
+                    assert not any(r in api.get(f"/api/item/{it['ref']}").text for r in RUN_IDS)
+                    assert api.get(f"/api/item/{it['ref']}").json()["value"]["o"]
 
                 # rubric grading (ternary)
                 rubric = [i for i in items if i["task"] == "rubric"][0]
                 page.goto(f"{server.url}/item/{rubric['ref']}")
                 for k in range(page.locator(".q").count()):
                     page.keyboard.press(str(k % 3 + 1))
-                _saved(page)
+                saved(page)
                 page.screenshot(path=str(shots / "rubric.png"), full_page=True)
                 browser.close()
 

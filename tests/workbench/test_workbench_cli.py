@@ -40,7 +40,11 @@ def test_accounts_invitations_and_errors(tmp_path: Path) -> None:
         pre = browser.cookies.get("wb_pre")
         short = browser.post(f"/invite/{token}", data={"csrf": pre, "password": "short"})
         assert short.status_code == 400 and "at least 8" in short.text
-        done = browser.post(f"/invite/{token}", data={"csrf": pre, "password": "carols pass"})
+        differ = browser.post(f"/invite/{token}", data={"csrf": pre, "password": "carols pass",
+                                                         "again": "carols pas"})
+        assert differ.status_code == 400 and "the two passwords differ" in differ.text
+        done = browser.post(f"/invite/{token}", data={"csrf": pre, "password": "carols pass",
+                                                       "again": "carols pass"})
         assert done.status_code == 303
         assert browser.get("/api/items").status_code == 200  # logged in
         again = httpx2.Client(base_url=server.url)

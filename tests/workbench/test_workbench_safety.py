@@ -26,7 +26,7 @@ def test_assessors_reach_only_their_items_and_csrf_is_required(tmp_path: Path) -
         assert only_bob
         ref = sorted(only_bob)[0]
         item = next(i for i in bobs if i["ref"] == ref)
-        key = "o0" if item["task"] == "battle" else None
+        key = "o" if item["task"] == "battle" else None
         assert alice.get(f"/item/{ref}").status_code == 404
         assert alice.get(f"/api/item/{ref}").status_code == 404
         shown = bob.get(f"/api/item/{ref}").json()["shown"]
