@@ -403,8 +403,8 @@ class Emulator:
 
     async def route(self, method: str, path: str, raw: bytes,
                     headers: dict[str, str]) -> tuple[int, dict, Any]:
+        batched = await self.batches.route(method, path, raw, headers)  # query kept
         path = path.split("?", 1)[0].rstrip("/")
-        batched = await self.batches.route(method, path, raw, headers)
         if batched is not None:
             return batched
         try:
