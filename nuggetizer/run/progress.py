@@ -238,6 +238,8 @@ def say_recovered(label: str, entries: Sequence[dict[str, Any]], usage: Path) ->
     """One line per killed invocation whose spend was recovered from its journal."""
     for entry in entries:
         spent = entry.get("usage") or {}
+        lost = (f"; {spent['lost']} calls sent, answers lost: the provider may bill them"
+                if spent.get("lost") else "")
         click.echo(f"{label}: the invocation started {entry.get('started')} was killed; it had "
                    f"spent {spend_text(spent, spent.get('cost'))} (from its spend journal), "
-                   f"now counted in {usage}", err=True)
+                   f"now counted in {usage}{lost}", err=True)
