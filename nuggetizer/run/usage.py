@@ -136,8 +136,8 @@ class UsageLedger:
     assessors/stats.py)."""
 
     def __init__(self, output: Path, step: str, made_from: Sequence[Path] = (), *,
-                 folder: bool = False) -> None:
-        self.path = usage_path(output, folder)
+                 folder: bool = False, path: Path | None = None) -> None:
+        self.path = path or usage_path(output, folder)
         self.step = step
         self.made_from = list(made_from)
         self.started = _now()
@@ -303,6 +303,29 @@ class UsageLedger:
             self.spend.remove()
             self._journalling = False
         return record
+
+
+def usage_at(path: Path) -> dict[str, Any]:
+    """The usage block of the record at `path` (a usage.json) with what killed invocations
+    journalled beside it and the record lacks added, as the step's next invocation will
+    record it; {} when there is neither. Nothing is written."""
+    record = read_json_object(path) or {}
+    step = record.get("step")
+    if step is None:  # killed before its first write: the journal names the step
+        lines = Journal(spend_path(path)).load()
+        step = next((line["step"] for line in lines if "step" in line), None)
+    if not isinstance(step, str):
+        return {}
+    ledger = UsageLedger(path, step, path=path)
+    return dict((ledger.earlier or {}).get("usage") or {})
+
+
+def usage_under(folder: Path) -> dict[str, Any]:
+    """Every step's usage under `folder` (its usage.json files, killed invocations
+    included: `usage_at`), added up."""
+    records = {p.with_name(p.name.removesuffix(".spend")) for p in folder.rglob("*usage.json*")
+               if p.name.endswith(("usage.json", "usage.json.spend"))}
+    return summed([found for p in sorted(records) if (found := usage_at(p))])
 
 
 def _killed_entry(inv: str, run: Mapping[str, Any], checkpoint: Mapping[str, Any] | None

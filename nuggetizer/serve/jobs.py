@@ -34,6 +34,7 @@ from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.plan.evaluate import Evaluation, evaluate_plan, track_method
 from nuggetizer.plan.track import Track, builtin_tracks, load_track
 from nuggetizer.run.execute import Live
+from nuggetizer.run.usage import usage_under
 from nuggetizer.scoring.engine import ScoreTable
 from nuggetizer.serve.engine import Engine
 from nuggetizer.serve.errors import ApiError, Payload, exc_text, from_toolkit
@@ -95,12 +96,18 @@ class Job:
         write_text_atomic(self.folder / "job.json", json.dumps(self.record, indent=1) + "\n")
 
     def usage(self) -> dict[str, Any]:
-        """Every run of the job so far: what the earlier ones spent plus this one."""
+        """Every run of the job so far: what its steps' usage records hold (killed runs
+        included, from their spend journals) when it started, plus this run's."""
         total = dict(self.record.get("usage_before") or {})
         if self.assessor is not None:
             for name, value in self.assessor.stats.as_dict().items():
                 total[name] = total.get(name, 0) + value
         return total
+
+    def recorded(self) -> dict[str, Any]:
+        """What the job's usage records count (run/usage.py): the job's own spend, read
+        from out/, whatever a server that was killed kept in memory."""
+        return usage_under(self.out) if self.out.exists() else {}
 
     def event(self, kind: str, **fields: Any) -> None:
         self.events.append({"event": kind, "at": _now(), **fields})
@@ -213,6 +220,7 @@ class Jobs:
         record = job.record
         record["state"], record["started"] = "running", _now()
         record["runs"] = int(record.get("runs", 0)) + 1
+        record["usage_before"] = await asyncio.to_thread(job.recorded)
         job.save()
         job.event("started", run=record["runs"])
         try:
@@ -236,7 +244,7 @@ class Jobs:
         except Interrupted:
             record["state"] = "cancelled"
         except asyncio.CancelledError:  # the server stops: resumed at its next start
-            record["usage_before"] = job.usage()
+            record["usage_before"] = job.recorded()
             job.assessor = None
             job.save()
             raise
@@ -245,7 +253,7 @@ class Jobs:
         except Exception as exc:  # noqa: BLE001 - said in the job, never a traceback
             record["state"], record["error"] = "failed", f"{type(exc).__name__}: {exc_text(exc)}"
         record["finished"] = _now()
-        record["usage_before"] = job.usage()
+        record["usage_before"] = await asyncio.to_thread(job.recorded)
         job.assessor = None
         job.save()
         job.event("end", state=record["state"])
