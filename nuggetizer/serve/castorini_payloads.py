@@ -18,7 +18,8 @@ CREATE_OVERRIDES = frozenset({
     "include_trace", "include_reasoning", "redact_prompts"})
 ASSIGN_OVERRIDES = frozenset({
     "model", "execution_mode", "log_level", "use_azure_openai", "use_openrouter",
-    "reasoning_effort", "include_trace", "include_reasoning", "redact_prompts"})
+    "reasoning_effort", "include_trace", "include_reasoning", "redact_prompts",
+    "lenient"})  # this server's own: off-menu importance labels judged (as --lenient)
 JUDGE_OVERRIDES = frozenset({
     "backend", "model", "prompt_file", "prompt_type", "few_shot_count", "execution_mode",
     "max_concurrency", "use_azure_openai", "use_openrouter", "reasoning_effort", "device",
@@ -29,27 +30,31 @@ def envelope(repo: str, command: str, *, status: str = "success", exit_code: int
              inputs: dict[str, Any] | None = None, resolved: dict[str, Any] | None = None,
              artifacts: list[dict[str, Any]] | None = None,
              validation: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
-             errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+             errors: list[dict[str, Any]] | None = None,
+             warnings: list[str] | None = None) -> dict[str, Any]:
     """A `castorini.cli.v1` response envelope."""
     return {"schema_version": SCHEMA, "repo": repo, "command": command, "mode": "execute",
             "status": status, "exit_code": exit_code, "inputs": inputs or {},
             "resolved": resolved or {}, "artifacts": artifacts or [],
-            "validation": validation or {}, "metrics": metrics or {}, "warnings": [],
-            "errors": errors or []}
+            "validation": validation or {}, "metrics": metrics or {},
+            "warnings": warnings or [], "errors": errors or []}
 
 
 def data_artifact(name: str, data: Any) -> dict[str, Any]:
     return {"name": name, "kind": "data", "data": data}
 
 
-def error_envelope(repo: str, command: str, code: str, message: str) -> dict[str, Any]:
-    """The envelope of a refused request (validation_error, exit code 5, as theirs)."""
-    runtime = code in ("runtime_error", "internal_error")
+def error_envelope(repo: str, command: str, code: str, message: str,
+                   retryable: bool = False) -> dict[str, Any]:
+    """The envelope of a refused request (validation_error, exit code 5, as theirs) or of one
+    that failed (runtime_error, exit code 6: an LLM that failed, `retryable` when a later
+    try may succeed)."""
+    runtime = code in ("runtime_error", "internal_error", "llm_error", "failed")
     return envelope(repo, command, status="runtime_error" if runtime else "validation_error",
                     exit_code=6 if runtime else 5,
                     errors=[{"code": "runtime_error" if runtime else "validation_error",
                              "message": message, "details": {"reason": code},
-                             "retryable": False}])
+                             "retryable": retryable}])
 
 
 def _artifact_data(payload: dict[str, Any], name: str | None) -> Any:

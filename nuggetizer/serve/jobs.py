@@ -220,7 +220,7 @@ class Jobs:
         record = job.record
         record["state"], record["started"] = "running", _now()
         record["runs"] = int(record.get("runs", 0)) + 1
-        record["usage_before"] = await asyncio.to_thread(job.recorded)
+        record["usage_before"] = job.recorded()
         job.save()
         job.event("started", run=record["runs"])
         try:
@@ -253,7 +253,7 @@ class Jobs:
         except Exception as exc:  # noqa: BLE001 - said in the job, never a traceback
             record["state"], record["error"] = "failed", f"{type(exc).__name__}: {exc_text(exc)}"
         record["finished"] = _now()
-        record["usage_before"] = await asyncio.to_thread(job.recorded)
+        record["usage_before"] = job.recorded()
         job.assessor = None
         job.save()
         job.event("end", state=record["state"])

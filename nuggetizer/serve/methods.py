@@ -87,7 +87,7 @@ async def judgments(request: Request, payload: Payload) -> dict[str, Any]:
     async with engine.work() as work:
         made_keys = keys_of(method, work.scratch, given, lenient) if given else None
         targets = targets_of(method, work.scratch, answers, passages)
-        judged = await judge(work, method, made_keys, targets)
+        judged, _ = await judge(work, method, made_keys, targets)
         return {"method": method.name, "judgments": judged,
                 "provenance": engine.provenance(work, method), "usage": work.usage()}
 
@@ -135,7 +135,7 @@ async def relevance(request: Request, payload: Payload) -> dict[str, Any]:
             for n, i in enumerate(inputs)}
     texts = {pid: d for i in inputs for pid, d in zip(pool[i.qid], i.documents)}
     async with engine.work() as work:
-        graded = await grade(work, {i.qid: Topic(id=i.qid, text=i.query) for i in inputs},
+        graded, _ = await grade(work, {i.qid: Topic(id=i.qid, text=i.query) for i in inputs},
                              pool, texts, grading)
         grades = []
         for i in inputs:

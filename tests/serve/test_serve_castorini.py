@@ -136,3 +136,38 @@ def test_unknown_model_override_is_kept_apart(server: Served, tmp_path: Path) ->
     body = ok(server, "/v1/assign", {"query": "q", "context": "c", "nuggets": ["n"],
                                      "overrides": {"model": "other"}}, "nuggetizer", "assign")
     assert body["resolved"]["model"] == "mock"
+
+
+def test_real_nuggets_with_off_menu_importance_are_judged_when_lenient(tmp_path: Path) -> None:
+    """TREC RAG 2024's nuggets.mistral.jsonl labels two nuggets of topic 2024-44329
+    "not_relevant": refused (400, naming the label) unless the request (or the server, with
+    `serve --lenient`) asks for `lenient`, which judges every nugget, their importance
+    unjudged for scoring and echoed as given (castorini's server takes any label)."""
+    import json
+
+    from shared_data import RAG24
+
+    nuggets = next(r for r in map(json.loads, (RAG24 / "nuggets.mistral.jsonl").open())
+                   if r["qid"] == "2024-44329")
+    run = sorted((RAG24 / "runs").glob("*.jsonl"))[0]
+    answer = next(r for r in map(json.loads, run.open()) if r["topic_id"] == "2024-44329")
+    payload = {"answer_records": [answer], "nugget_record": nuggets}
+    off_menu = sum(n["importance"] not in ("vital", "okay") for n in nuggets["nuggets"])
+    assert off_menu == 2
+    with serve(tmp_path, "--assessor", "mock") as strict, \
+            serve(tmp_path, "--assessor", "mock", "--lenient", name="lenient") as lenient:
+        status, body = strict.post("/v1/assign", payload)
+        assert status == 400 and "not_relevant" in body["errors"][0]["message"], body
+        for served, asked in ((strict, {**payload, "lenient": True}), (lenient, payload),
+                              (strict, {**payload, "overrides": {"lenient": True}})):
+            status, body = served.post("/v1/assign", asked)
+            assert status == 200, body
+            [record] = data(body, "assign-result")
+            assert len(record["nuggets"]) == len(nuggets["nuggets"])
+            assert [n["importance"] for n in record["nuggets"]] == [
+                n["importance"] for n in nuggets["nuggets"]]
+            assert all(n["assignment"] in ("support", "partial_support", "not_support")
+                       for n in record["nuggets"])
+            assert body["resolved"]["lenient"] is True
+        status, body = lenient.post("/v1/assign", {**payload, "lenient": False})
+        assert status == 400  # the request's own choice wins
