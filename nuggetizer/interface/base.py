@@ -422,12 +422,16 @@ class AnswerKeyMethod(ABC):
 def reasks_setting() -> Any:
     """The `reasks` setting every method that asks an LLM declares."""
     return setting(DEFAULT_REASKS, "re-asks of an answer that does not parse before its items "
-                   "stay unjudged")
+                   "stay unjudged", minimum=0)
+
+
+KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a text"}
 
 
 def _typed(name: str, value: Any, default: Any) -> Any:
     """`value` as the type of `default` (bool, int, float or str); ConfigError otherwise."""
     kind = type(default)
+    wanted = KINDS.get(kind, f"a {kind.__name__}")
     if isinstance(value, str) and kind is not str:
         text = value.strip().lower()
         try:
@@ -437,9 +441,11 @@ def _typed(name: str, value: Any, default: Any) -> Any:
                 return text in ("true", "1", "yes")
             return kind(text)
         except ValueError:
-            raise ConfigError(f"setting {name} must be a {kind.__name__}, got {value!r}") from None
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            raise ConfigError(f"setting {name} must be {wanted}, got {value!r}") from None
+    if kind in (int, float) and isinstance(value, bool):  # True is an int to Python only
+        raise ConfigError(f"setting {name} must be {wanted}, got {value!r}")
+    if kind is float and isinstance(value, int):
         return float(value)
     if default is not None and not isinstance(value, kind):
-        raise ConfigError(f"setting {name} must be a {kind.__name__}, got {value!r}")
+        raise ConfigError(f"setting {name} must be {wanted}, got {value!r}")
     return value

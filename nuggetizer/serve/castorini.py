@@ -15,11 +15,11 @@ from nuggetizer.errors import NuggetizerError
 from nuggetizer.interface.base import KeyInput
 from nuggetizer.relevance.scales import Grading
 from nuggetizer.serve import castorini_payloads as cp
+from nuggetizer.serve.door import Payload
 from nuggetizer.serve.engine import Engine
 from nuggetizer.serve.errors import (
     ApiError,
     LlmError,
-    Payload,
     error_body,
     from_toolkit,
     llm_error,
@@ -84,6 +84,13 @@ def _lenient(engine: Engine, payload: dict[str, Any], given: dict[str, Any]) -> 
     return chosen
 
 
+def _count(value: Any, field: str) -> int:
+    """A whole number of at least 1 (a ValueError naming `field` otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field}: a whole number of at least 1 is required, got {value!r}")
+    return value
+
+
 def _within_limit(engine: Engine, candidates: int) -> None:
     """A request's candidate passages within the server's item limit, else HTTP 413."""
     limit = engine.settings.max_items
@@ -111,10 +118,9 @@ async def _create(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
     if isinstance(min_judgment, bool) or not isinstance(min_judgment, int | float):
         raise ValueError("overrides.min_judgment: a number is required")
     settings: dict[str, Any] = {}
-    if given.get("window_size"):
-        settings["window"] = int(given["window_size"])
-    if given.get("max_nuggets"):
-        settings["max_nuggets"] = int(given["max_nuggets"])
+    for name, setting in (("window_size", "window"), ("max_nuggets", "max_nuggets")):
+        if given.get(name) is not None:
+            settings[setting] = _count(given[name], f"overrides.{name}")
     method = engine.method("nuggets", settings)
     model = _model(engine, given)
     kept = [c for c in record.candidates if c.judgment is None or c.judgment >= min_judgment]

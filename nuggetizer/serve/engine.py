@@ -102,10 +102,16 @@ class Engine:
             self.assessors[key] = made
         return self.assessors[key]
 
-    def method(self, name: str, settings: dict[str, Any] | None = None) -> AnswerKeyMethod:
-        """A registered method with its settings (422 for an unknown one)."""
+    def method(self, name: str, settings: Any = None, field: str = "settings"
+               ) -> AnswerKeyMethod:
+        """A registered method with its settings (422 for an unknown method, for `settings`
+        given as anything but an object, named as `field`, and for a setting of the wrong
+        type or out of its range, named)."""
         if not isinstance(name, str):
             raise ApiError(422, "invalid_request", "method: a method name")
+        if settings is not None and not isinstance(settings, dict):
+            raise ApiError(422, "invalid_request", f"{field}: an object of setting names and "
+                           "values, e.g. {\"window\": 10}")
         key = f"{name}\t{sorted((settings or {}).items())!r}"
         if key not in self.methods:
             try:

@@ -7,9 +7,9 @@ summary)."""
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Body, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
@@ -132,6 +132,3 @@ def install(app: FastAPI) -> None:
                                  f"{type(shown).__name__}: {exc_text(shown)}"),
                             status_code=500)
 
-
-# A route's JSON object body (anything else: 422 through the handler above).
-Payload = Annotated[dict[str, Any], Body()]

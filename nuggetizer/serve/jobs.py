@@ -36,8 +36,9 @@ from nuggetizer.plan.track import Track, builtin_tracks, load_track
 from nuggetizer.run.execute import Live
 from nuggetizer.run.usage import usage_under
 from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.serve.door import Payload
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError, Payload, exc_text, from_toolkit
+from nuggetizer.serve.errors import ApiError, exc_text, from_toolkit
 from nuggetizer.serve.plans import announced, check_plan, plan_of, read_plan
 
 router = APIRouter(tags=["jobs"])

@@ -41,12 +41,14 @@ def read_plan(folder: Path) -> dict[str, Any]:
 
 def check_plan(engine: Engine, folder: Path, plan: dict[str, Any]) -> None:
     """Check the plan as the job will read it (422 at once), then keep it in `folder`."""
-    method = engine.method(plan.get("method", "nuggets"), plan.get("settings") or {})
+    method = engine.method(plan.get("method", "nuggets"), plan.get("settings"),
+                           "plan.settings")
     inputs = folder / "in"
     inputs.mkdir()
     keys = items(plan, "keys", MAX_PLAN_ITEMS, required=method.judging.needs_key)
+    plan["lenient"] = flag(plan, "lenient", engine.settings.lenient)  # kept: a restart agrees
     if keys:
-        keys_of(method, inputs, keys, flag(plan, "lenient"))
+        keys_of(method, inputs, keys, plan["lenient"])
     targets_of(method, inputs, items(plan, "answers", MAX_PLAN_ITEMS), plan.get("passages"))
     write_text_atomic(folder / PLAN_FILE, json.dumps(plan, ensure_ascii=False))
 

@@ -68,9 +68,10 @@ class BattlesConfig:
     seed: int = setting(0, "seed of the presentation order (one order) and of the bootstrap")
     ties: str = setting("half", "tie rule of the Bradley-Terry fit: half a win to each side, "
                         "or Davidson's model", choices=("half", "davidson"))
-    rounds: int = setting(200, "bootstrap rounds (resampling topics) of the score intervals")
+    rounds: int = setting(200, "bootstrap rounds (resampling topics) of the score intervals",
+                          minimum=0)
     level: float = setting(0.95, "confidence level of the score intervals")
-    reasks: int = setting(DEFAULT_REASKS, "re-asks of a verdict that does not parse")
+    reasks: int = setting(DEFAULT_REASKS, "re-asks of a verdict that does not parse", minimum=0)
 
     def __post_init__(self) -> None:
         check_choices(self)

@@ -45,14 +45,16 @@ class NuggetConfig:
     """The method's knobs; the defaults are the published ones (keep=0 disables the trim)."""
 
     min_grade: int = setting(1, "lowest qrels grade of a judged passage nuggets are made from "
-                             "(nuggetize --min-grade)")
-    window: int = setting(10, "segments per call", flag="--window", commands=("nuggetize",))
+                             "(nuggetize --min-grade)", minimum=0)
+    window: int = setting(10, "segments per call", flag="--window", commands=("nuggetize",),
+                          minimum=1)
     max_nuggets: int = setting(30, "nuggets kept while creating", flag="--max-nuggets",
-                               commands=("nuggetize",))
+                               commands=("nuggetize",), minimum=1)
     keep: int = setting(20, "nuggets kept after sorting (0: all)", flag="--keep",
-                        commands=("nuggetize",))
-    label_batch: int = setting(10, "nuggets per importance-labelling call")
-    assign_batch: int = setting(10, "nuggets per call", flag="--batch", commands=("assign",))
+                        commands=("nuggetize",), minimum=0)
+    label_batch: int = setting(10, "nuggets per importance-labelling call", minimum=1)
+    assign_batch: int = setting(10, "nuggets per call", flag="--batch", commands=("assign",),
+                                minimum=1)
     label: bool = setting(True, "label the nuggets' importance, then sort and trim them",
                           flag="--no-labels", commands=("nuggetize",),
                           flag_help="skip importance and trim (for post-editing)")
