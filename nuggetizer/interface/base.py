@@ -168,6 +168,9 @@ class AnswerKeyMethod(ABC):
     # coverage, for keys that map nuggets to sub-narratives)
     diagnostic: ClassVar[frozenset[str]] = frozenset()
     prompt_dir: ClassVar[Path | None] = None  # templates outside nuggetizer.prompts
+    # kinds of `unjudged` the key left so (an off-menu importance), not the judge: not counted
+    # as the judge's in a step's summary (`judge_unjudged`)
+    key_kinds: ClassVar[frozenset[str]] = frozenset()
 
     # the measures as declared (interface/declare.py), in `declared` (or, unchecked by mypy, as
     # Measure objects in `measures`): `measures`, `answered_only` and `diagnostic` are derived
@@ -332,6 +335,13 @@ class AnswerKeyMethod(ABC):
     def unjudged(self, judgment: Any) -> Counter[str]:
         """Items of a judgment record that stayed unjudged, by kind."""
         return Counter({"items": int(judgment.get("unjudged", 0))})
+
+    def judge_unjudged(self, judgment: Any) -> int:
+        """The items of a judgment the judge left unjudged (the `unjudged` kinds but the
+        key's, `key_kinds`): the count a step's summary gives, the same for a judgment made
+        now and one a resumed step found journalled."""
+        return sum(n for kind, n in self.unjudged(judgment).items()
+                   if kind not in self.key_kinds)
 
     def nothing_judged(self, judgment: Any) -> str | None:
         """What a judgment record judged nothing of ("answer", "context"): it has items and

@@ -80,6 +80,7 @@ class NuggetsMethod(AnswerKeyMethod):
     judging = Judging.keyed(needs={"qrels", "corpus"}, file="nuggets.jsonl",
                             skip_without_documents=True, judgments_dir="assessments",
                             scored_with_key=False)
+    key_kinds = frozenset({"importance"})  # an off-menu importance: the key's, not the judge's
 
     # where the sub-narratives the nuggets are mapped to came from (None: not mapped)
     sub_narrative_source: dict[str, str] | None = None
@@ -156,8 +157,7 @@ class NuggetsMethod(AnswerKeyMethod):
             dataclasses.replace(target, sentences=[Sentence(text=target.answer or "")])
         assessment = await assign_nuggets(assessor, key, answer, self.length(target),
                                           self.config)
-        return Outcome(assessment_record(assessment),
-                       sum(1 for n in assessment.nuggets if n.assignment == UNJUDGED))
+        return Outcome(assessment_record(assessment), self.judge_unjudged(assessment))
 
     @staticmethod
     def length(target: Target) -> int:
