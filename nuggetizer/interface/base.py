@@ -67,6 +67,7 @@ class Target:
     answer: str | None = None
     passages: list[Segment] | None = None  # a retrieval context, in rank order
     length: int | None = None  # an answer's length L, when given (else nuggets counts it)
+    word_limit: int | None = None  # the words its track allows (None: TREC RAG 2024's 400)
     query: str = ""  # the topic text the run gives with its answer, if any
     sentences: list[Sentence] = field(default_factory=list)  # the answer's, with citations
     references: list[str] = field(default_factory=list)  # segment ids, cited by index

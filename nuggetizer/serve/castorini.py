@@ -185,6 +185,7 @@ async def _assign(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
                 outputs.append({"query": item.nugget_query, "qid": item.qid,
                                 "answer_text": item.context,
                                 "response_length": item.response_length,
+                                "length": item.length,  # L, as `score` takes it
                                 "run_id": item.run_id, "nuggets": nuggets})
             else:
                 outputs.append({"query": item.query, "nuggets": nuggets})

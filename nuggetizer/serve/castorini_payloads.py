@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from nuggetizer.formats import rag26
+from nuggetizer.measures.nuggets import LENGTH_LIMIT, answer_length
+
 SCHEMA = "castorini.cli.v1"
 DEFAULT_MIN_JUDGMENT = 2
 
@@ -217,6 +220,7 @@ class AssignItem:
     run_id: str = "direct-assign"
     response_length: int = 0
     nugget_query: str = ""
+    length: int | None = None  # L of a ragnarok answer record, from its answer objects
 
 
 def _nuggets(record: Any, what: str) -> list[dict[str, str]]:
@@ -243,6 +247,15 @@ def _answer(record: Any, what: str) -> tuple[str, str]:
                                                for s in answer):
         raise ValueError(f"{what}.answer: a list of objects with string `text` is required")
     return record["topic"], " ".join(s["text"] for s in answer)
+
+
+def record_length(record: dict[str, Any]) -> int:
+    """L of a ragnarok answer record, counted from its answer objects as `validate` and
+    `assign` count a run's (measures/nuggets.answer_length, a TREC RAG 2026 record's at its
+    limit), so that `score` never has to split the joined text again."""
+    texts = [s["text"] for s in record["answer"]]
+    limit = rag26.WORD_LIMIT if rag26.is_rag26(record) else LENGTH_LIMIT
+    return answer_length(texts, limit)
 
 
 def assign_items(payload: dict[str, Any]) -> tuple[list[AssignItem], bool]:
@@ -287,7 +300,7 @@ def assign_items(payload: dict[str, Any]) -> tuple[list[AssignItem], bool]:
             if not isinstance(length, int) or not isinstance(run_id, str):
                 raise ValueError(f"{what}: response_length an integer, run_id a string")
             items.append(AssignItem(topic, context, listed, nuggets["qid"], run_id, length,
-                                    str(nuggets.get("query", topic))))
+                                    str(nuggets.get("query", topic)), record_length(answer)))
         return items, True
     raise ValueError("assign takes `query`/`context`/`nuggets`, `answer_record`/"
                      "`nugget_record`, `answer_envelope`/`nugget_envelope`, `answer_records`/"

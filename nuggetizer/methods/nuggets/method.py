@@ -42,6 +42,7 @@ from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.nuggets import (
     DECLARED,
+    LENGTH_LIMIT,
     answer_length,
     answer_scores,
     nugget_scores,
@@ -161,11 +162,14 @@ class NuggetsMethod(AnswerKeyMethod):
 
     @staticmethod
     def length(target: Target) -> int:
-        """L of a target's answer (words, trimmed at 400 by dropping trailing sentences):
-        the target's own `length` when it gives one, else counted from its sentences."""
+        """L of a target's answer (words, trimmed at its track's limit by dropping trailing
+        sentences: 400, or a TREC RAG 2026 answer's 1,024): the target's own `length` when it
+        gives one, else counted from its sentences (the run's answer objects, as `validate`
+        counts them)."""
         if target.length is not None:
             return target.length
-        return answer_length([s.text for s in target.sentences])
+        return answer_length([s.text for s in target.sentences],
+                             target.word_limit or LENGTH_LIMIT)
 
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
