@@ -13,6 +13,7 @@ vLLM's `python -m vllm.entrypoints.openai.run_batch`.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -125,8 +126,8 @@ class BatchClient:
         seconds since the epoch; None: every page)."""
         paging: dict[str, Any] = {"limit": 100}
         while True:
-            page = await self._call(f"GET {self.base_url}/batches",
-                                    lambda query=dict(paging): self._client.batches.list(**query))
+            page = await self._call(f"GET {self.base_url}/batches", functools.partial(
+                self._client.batches.list, **paging))
             for batch in page.data:
                 if batch.input_file_id == file_id:
                     return dict(batch.model_dump())

@@ -233,7 +233,7 @@ class UsageLedger:
 
     def paid(self, spent: Mapping[str, int], key: str | None) -> None:
         """Journal one answer paid for (a Payer's)."""
-        line = {name: value for name, value in spent.items() if value}
+        line: dict[str, Any] = {name: value for name, value in spent.items() if value}
         if key is not None:
             line["key"] = key
         self._journal(line)
