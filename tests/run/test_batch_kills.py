@@ -16,20 +16,10 @@ from typing import Any
 
 import pytest
 from emulated import Server, emulator
+from test_spend_after_kill import sample_track  # windows of 3: rounds of batches
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "tracks" / "sample"
 USAGE = {"nuggetize": ("nuggets.jsonl.usage.json",), "assign": ("assessments", "usage.json")}
-
-
-def sample_track(tmp: Path) -> Path:
-    """The sample track, nugget creation in windows of 3 passages: rounds of batches."""
-    toml = tmp / "track.toml"
-    toml.write_text(
-        (SAMPLE / "track.toml").read_text().replace('"topics.tsv"', f'"{SAMPLE}/topics.tsv"')
-        .replace('"corpus.jsonl"', f'"{SAMPLE}/corpus.jsonl"').replace('"../../', f'"{ROOT}/')
-        .replace("window = 10", "window = 3") + "\n[prices]\ninput = 2\noutput = 8\n")
-    return toml
 
 
 def evaluate(tmp: Path, url: str, kill_at: str | None = None) -> subprocess.CompletedProcess:
