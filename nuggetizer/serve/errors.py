@@ -21,7 +21,6 @@ from nuggetizer.errors import (
     InputError,
     NuggetizerError,
     first_error,
-    first_of,
 )
 
 log = logging.getLogger("nuggetizer.serve")
@@ -125,9 +124,9 @@ def install(app: FastAPI) -> None:
             return JSONResponse(error_body(error), status_code=error.status)
         log.error("%s %s failed: %s: %s", request.method, request.url.path,
                   type(exc).__name__, exc)
-        found = first_of(exc, Exception)
-        shown = found if found is not None and not isinstance(found, BaseExceptionGroup) \
-            else exc
+        shown: BaseException = exc
+        while isinstance(shown, BaseExceptionGroup) and shown.exceptions:
+            shown = shown.exceptions[0]  # what failed, never the group's summary
         return JSONResponse(body("internal_error",
                                  f"{type(shown).__name__}: {exc_text(shown)}"),
                             status_code=500)

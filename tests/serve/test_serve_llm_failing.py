@@ -148,3 +148,36 @@ def test_a_refused_window_is_a_failed_item_beside_judged_ones(tmp_path: Path) ->
     assert all(n["retryable"] is False and "maximum context length" in n["error"]
                for n in refused["nuggets"]), refused
     assert body["metrics"]["failed_count"] == 2
+
+
+def test_an_exception_group_never_reaches_the_client() -> None:
+    """Whatever a route's task group raises: the toolkit's error inside it as the client's
+    (an LLM that failed: 502), or its first failure by type and message, never the group's
+    summary (the server's handler of the unexpected, called as FastAPI calls it)."""
+    import asyncio
+
+    from fastapi import FastAPI
+    from starlette.requests import Request
+
+    from nuggetizer.assessors.protocol import TransientError
+    from nuggetizer.errors import AssessorError
+    from nuggetizer.serve import errors
+
+    app = FastAPI()
+    errors.install(app)
+    handler = app.exception_handlers[Exception]
+    request = Request({"type": "http", "method": "POST", "path": "/v1/keys", "headers": []})
+
+    def answer(exc: Exception) -> tuple[int, dict]:
+        response = asyncio.run(handler(request, exc))  # type: ignore[arg-type]
+        return response.status_code, json.loads(bytes(response.body))
+
+    failed = AssessorError("openai:m gave up: HTTP 500: down")
+    failed.__cause__ = TransientError("HTTP 500: down", status=500)
+    assert answer(ExceptionGroup("unhandled errors in a TaskGroup", [failed])) == (502, {
+        "error": {"code": "llm_error", "message": "the LLM failed: openai:m gave up: HTTP 500: "
+                  "down", "retryable": True}})
+    bug = ExceptionGroup("unhandled errors in a TaskGroup", [
+        ExceptionGroup("inner", [KeyError("gone")])])
+    assert answer(bug) == (500, {"error": {"code": "internal_error",
+                                           "message": "KeyError: 'gone'"}})
