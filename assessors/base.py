@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from nuggetizer.cache import cache_key
 from nuggetizer.errors import AssessorError, ConfigError
 from nuggetizer.parsing import ParseFailure
+from nuggetizer.testing.killpoints import kill_point
 
 from .adaptations import Adaptations
 from .protocol import (
@@ -43,7 +44,7 @@ from .protocol import (
 )
 from .reasoning import BudgetExhausted, budget_exhausted, env_cap, raised_budget
 from .retrying import RetryPolicy
-from .stats import Parsed, Stats, paid
+from .stats import Parsed, Stats, paid, sent
 
 if TYPE_CHECKING:
     from nuggetizer.cache import Cache
@@ -293,10 +294,16 @@ class Assessor(Adaptations, RetryPolicy):
                 if self.stopping:
                     raise CallsStopped("no new call: the command was interrupted")
                 self.in_flight += 1
+                sent()  # journalled before it goes out: a kill cannot hide it
+                kill_point("call.sent")
                 try:
                     return await self.backend.complete(request)
                 except asyncio.CancelledError:
                     self.stats.abandoned += 1
+                    sent("abandoned")
+                    raise
+                except Exception:
+                    sent("unanswered")
                     raise
                 finally:
                     self.in_flight -= 1

@@ -13,6 +13,7 @@ vLLM's `python -m vllm.entrypoints.openai.run_batch`.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -118,13 +119,23 @@ class BatchClient:
                                          completion_window="24h", metadata=metadata or {}))
         return dict(batch.model_dump())
 
-    async def find(self, file_id: str) -> dict[str, Any] | None:
+    async def find(self, file_id: str, since: int | None = None) -> dict[str, Any] | None:
         """The newest batch made from the uploaded file `file_id`, None if there is none (a
-        command killed after creating a batch and before recording it)."""
-        page = await self._call(f"GET {self.base_url}/batches",
-                                lambda: self._client.batches.list(limit=100))
-        return next((dict(b.model_dump()) for b in page.data if b.input_file_id == file_id),
-                    None)
+        command killed after creating a batch and before recording it): the account's batches
+        page by page, newest first, down to those created before `since` (the upload's time,
+        seconds since the epoch; None: every page)."""
+        paging: dict[str, Any] = {"limit": 100}
+        while True:
+            page = await self._call(f"GET {self.base_url}/batches", functools.partial(
+                self._client.batches.list, **paging))
+            for batch in page.data:
+                if batch.input_file_id == file_id:
+                    return dict(batch.model_dump())
+                if since is not None and int(batch.created_at or 0) < since:
+                    return None
+            if not page.data or not getattr(page, "has_more", False):
+                return None
+            paging["after"] = str(page.data[-1].id)
 
     async def get(self, batch_id: str) -> dict[str, Any]:
         """The batch as the server sees it now (status, request_counts, file ids)."""

@@ -8,7 +8,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-__all__ = ["PAYER", "Parsed", "Payer", "Stats", "paid", "paid_before"]
+__all__ = ["PAYER", "Parsed", "Payer", "Stats", "paid", "paid_before", "sent"]
 
 T = TypeVar("T")
 
@@ -24,6 +24,13 @@ class Payer(Protocol):
         """Whether an earlier, killed invocation already journalled the batch answer `key`."""
         ...
 
+    def sent(self, outcome: str) -> None:
+        """Journal one attempt of a live call: "sent" before it goes out, then "unanswered"
+        (the server answered an error: nothing to bill) or "abandoned" (cancelled while in
+        flight) when no answer came; an answer is journalled by `paid`. What a killed
+        invocation sent and saw no outcome of was in flight: the provider may bill it."""
+        ...
+
 
 # The payer of the step being run (set by flow/steps.run_journalled for its duration); its
 # tasks inherit it, so an ensemble's members and a batch's replays reach it too.
@@ -35,6 +42,13 @@ def paid(spent: Mapping[str, int], key: str | None = None) -> None:
     payer = PAYER.get()
     if payer is not None:
         payer.paid(spent, key)
+
+
+def sent(outcome: str = "sent") -> None:
+    """Tell the step's payer (if any) of one attempt of a live call (`Payer.sent`)."""
+    payer = PAYER.get()
+    if payer is not None:
+        payer.sent(outcome)
 
 
 def paid_before(key: str) -> bool:
@@ -75,7 +89,9 @@ class Stats:
     `batch_*`: the answers of batches this command sent (--batch-api), counted when the step
     replays them (so they are among the cache hits too): spent, at the batch price.
     `abandoned`: calls sent whose answer never came because the command was stopped (the
-    server may have charged them; their tokens are not known)."""
+    server may have charged them; their tokens are not known). `lost`: calls a killed
+    invocation had sent and never saw answered (in flight at the kill; the provider may
+    bill them): set only in a usage record, from the spend journal (run/usage.py)."""
 
     calls: int = 0
     cache_hits: int = 0

@@ -58,6 +58,8 @@ VARIABLES: tuple[Variable, ...] = (
              "30", topic="run"),
     Variable("NUGGETIZER_INTERRUPT_WAIT", "seconds Ctrl-C waits for the calls in flight", "10",
              topic="run"),
+    Variable("NUGGETIZER_KILL_AT", "tests only: SIGKILL the process at a named point "
+             "(nuggetizer/testing/killpoints.py), NAME or NAME:N", "unset", topic="run"),
     Variable("NUGGETIZER_METHODS", "modules of methods of your own to import (comma-separated)",
              "none", topic="run"),
     Variable("NUGGETIZER_SERVE_TOKEN", "serve: the bearer token every request but /healthz and "

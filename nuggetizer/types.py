@@ -72,6 +72,9 @@ class Answer(BaseModel):
     response_length: int | None = None
     sentences: list[Sentence] = Field(default_factory=list)
     documents: dict[str, Segment] = Field(default_factory=dict)  # a report's own passages
+    # the words its track allows (L is cut there): None for TREC RAG 2024's 400, 1,024 for a
+    # TREC RAG 2026 run's answer
+    word_limit: int | None = None
     path: str | None = None  # the run file and line it was read from, for messages downstream
     line: int | None = None
 

@@ -64,7 +64,7 @@ def evaluate_command(track: str, output: Path | None, profile: str | None,
     if isinstance(runner, Batched) and config.relevance is not None and config.key is None:
         raise ConfigError("--batch-api does not cover a track with [relevance]: grade with "
                           "`relevance --batch-api` first and give the track those qrels")
-    evaluation = evaluate_plan(config, methods, out, only, Shown(several, started))
+    evaluation = evaluate_plan(config, methods, out, only, Shown(several))
     run_with(assessor, runner.run(evaluation.plan))  # one assessor for every method, closed once
     if isinstance(runner, Dry):
         return
@@ -101,10 +101,11 @@ class Shown:
     """What `evaluate` shows as its scoring stages end: each method's board (under its name,
     with several), then the combined one."""
 
-    def __init__(self, several: bool, started: float) -> None:
-        self.several, self.started = several, started
+    def __init__(self, several: bool) -> None:
+        self.several, self.started = several, time.monotonic()
 
     def scoring(self, method: AnswerKeyMethod) -> None:
+        self.started = time.monotonic()  # the score line gives the scoring's own time
         if self.several:
             click.echo(f"== {method.name} ==")
 

@@ -127,10 +127,11 @@ class HumanAgreement(JudgeAgreement):
     nuggets: int = 0  # nuggets both labelled
     unjudged: int = 0  # nuggets the judge could not label
     missing: int = 0  # answers of the sample the judge has no judgment for
+    nothing_judged: int = 0  # answers the judge labelled none of the nuggets of
 
     def counts(self) -> dict[str, Any]:
         return {**super().counts(), "nuggets": self.nuggets, "unjudged": self.unjudged,
-                "missing": self.missing}
+                "missing": self.missing, "nothing_judged": self.nothing_judged}
 
     def headline(self) -> str:
         return (f"Judge against NIST's assessors: {self.answers} answers, {self.runs} runs, "
@@ -138,7 +139,9 @@ class HumanAgreement(JudgeAgreement):
                 + (f" ({self.unjudged} unjudged by the judge, left out)" if self.unjudged
                    else "")
                 + (f"; {self.missing} answers without a judgment, left out" if self.missing
-                   else ""))
+                   else "")
+                + (f"; {self.nothing_judged} answers with nothing judged by the judge, left "
+                   "out of both boards" if self.nothing_judged else ""))
 
 
 def fmt(x: float) -> str:
@@ -203,13 +206,16 @@ def human_agreement(answers: Sequence[HumanAnswer],
                     judged: Mapping[tuple[str, str], Sequence[str]]) -> HumanAgreement:
     """The judge's labels `judged` ((run, topic) -> labels in the topic's nugget order, UNJUDGED
     where it gave none) against the assessors' `answers` (module docstring). An answer the
-    judge has no labels for is left out of everything and counted (`missing`)."""
+    judge has no labels for is left out of everything and counted (`missing`); one it gave
+    none of its nuggets a label is in the confusion matrix (its unjudged column) and left out
+    of both boards and the rankings, as `score` leaves it out of its run's means, and counted
+    (`nothing_judged`): it is never scored 0 on the judge's side."""
     confusion: Counter[tuple[str, str]] = Counter()
     human_codes: list[int] = []
     judge_codes: list[int] = []
     human_scores: dict[tuple[str, str], dict[str, float]] = {}
     judge_scores: dict[tuple[str, str], dict[str, float]] = {}
-    missing = 0
+    missing = nothing = 0
     for answer in answers:
         labels = judged.get((answer.run_id, answer.qid))
         if labels is None:
@@ -223,6 +229,9 @@ def human_agreement(answers: Sequence[HumanAnswer],
             if judge != UNJUDGED:
                 human_codes.append(_CODE[human])
                 judge_codes.append(_CODE[judge])
+        if labels and all(label == UNJUDGED for label in labels):
+            nothing += 1
+            continue
         key = (answer.run_id, answer.qid)
         human_scores[key] = _scores(answer.importance, answer.labels)
         judge_scores[key] = _scores(answer.importance, labels)
@@ -238,4 +247,5 @@ def human_agreement(answers: Sequence[HumanAnswer],
         kappa_strict=cohen_kappa([int(h == full) for h in human_codes],
                                  [int(j == full) for j in judge_codes]),
         run_tau=ranked.run_tau, topic_tau=ranked.topic_tau, topics_defined=ranked.defined,
-        human_board=ranked.human_board, judge_board=ranked.judge_board, missing=missing)
+        human_board=ranked.human_board, judge_board=ranked.judge_board, missing=missing,
+        nothing_judged=nothing)

@@ -275,7 +275,8 @@ def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bo
     it unjudged (see Sentence)."""
     if is_report(obj):
         return parse_report(obj, path, line)
-    if rag26.is_rag26(obj):
+    is26 = rag26.is_rag26(obj)
+    if is26:
         check_rag26(obj, path, line, keep_unresolved)
     line_read: Rag2024Answer | Rag2025Answer
     if "metadata" in obj:
@@ -292,6 +293,7 @@ def parse_answer(obj: dict[str, Any], path: Path, line: int, keep_unresolved: bo
     return Answer(run_id=run_id, topic_id=topic_id, topic=topic or "",
                   references=line_read.references or [],
                   response_length=line_read.response_length, sentences=sentences,
+                  word_limit=rag26.WORD_LIMIT if is26 else None,
                   path=str(path), line=line)
 
 

@@ -6,8 +6,10 @@ same records give byte-identical files.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import string
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
@@ -39,9 +41,24 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+SAFE_NAME = frozenset(string.ascii_letters + string.digits + "._-+=@,")
+MAX_NAME = 200  # bytes of a file name built from an id, before its suffix
+
+
 def run_file_name(run_id: str) -> str:
-    """The judgment file of a run inside the output folder."""
-    return run_id.replace("/", "_").replace("\\", "_") + ".jsonl"
+    """The judgment file of a run inside the output folder, never a path or a name the file
+    system refuses, whatever the id: the id itself where it is made of letters, digits and
+    `._-+=@,`; "/" and "\\" as "_"; any other character as %XX of its UTF-8 bytes; a leading
+    dot as %2E; an empty or escaped name over MAX_NAME bytes cut, ending with a hash of the
+    whole id."""
+    name = "".join(c if c in SAFE_NAME else "_" if c in "/\\" else "".join(
+        f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in run_id)
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    if not name or len(name) > MAX_NAME:
+        digest = hashlib.sha256(run_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        name = f"{name[:MAX_NAME - 17]}-{digest}" if name else digest
+    return name + ".jsonl"
 
 
 def _write_atomic(path: Path, write: Callable[[IO[str]], object]) -> None:

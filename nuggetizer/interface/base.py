@@ -68,6 +68,7 @@ class Target:
     answer: str | None = None
     passages: list[Segment] | None = None  # a retrieval context, in rank order
     length: int | None = None  # an answer's length L, when given (else nuggets counts it)
+    word_limit: int | None = None  # the words its track allows (None: TREC RAG 2024's 400)
     query: str = ""  # the topic text the run gives with its answer, if any
     sentences: list[Sentence] = field(default_factory=list)  # the answer's, with citations
     references: list[str] = field(default_factory=list)  # segment ids, cited by index
@@ -169,6 +170,9 @@ class AnswerKeyMethod(ABC):
     # coverage, for keys that map nuggets to sub-narratives)
     diagnostic: ClassVar[frozenset[str]] = frozenset()
     prompt_dir: ClassVar[Path | None] = None  # templates outside nuggetizer.prompts
+    # kinds of `unjudged` the key left so (an off-menu importance), not the judge: not counted
+    # as the judge's in a step's summary (`judge_unjudged`)
+    key_kinds: ClassVar[frozenset[str]] = frozenset()
 
     # the measures as declared (interface/declare.py), in `declared` (or, unchecked by mypy, as
     # Measure objects in `measures`): `measures`, `answered_only` and `diagnostic` are derived
@@ -345,6 +349,13 @@ class AnswerKeyMethod(ABC):
         """Items of a judgment record that stayed unjudged, by kind."""
         return Counter({"items": int(judgment.get("unjudged", 0))})
 
+    def judge_unjudged(self, judgment: Any) -> int:
+        """The items of a judgment the judge left unjudged (the `unjudged` kinds but the
+        key's, `key_kinds`): the count a step's summary gives, the same for a judgment made
+        now and one a resumed step found journalled."""
+        return sum(n for kind, n in self.unjudged(judgment).items()
+                   if kind not in self.key_kinds)
+
     def nothing_judged(self, judgment: Any) -> str | None:
         """What a judgment record judged nothing of ("answer", "context"): it has items and
         every one stayed unjudged, so it has no score (the score engine leaves it out and
@@ -434,12 +445,16 @@ class AnswerKeyMethod(ABC):
 def reasks_setting() -> Any:
     """The `reasks` setting every method that asks an LLM declares."""
     return setting(DEFAULT_REASKS, "re-asks of an answer that does not parse before its items "
-                   "stay unjudged")
+                   "stay unjudged", minimum=0)
+
+
+KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a text"}
 
 
 def _typed(name: str, value: Any, default: Any) -> Any:
     """`value` as the type of `default` (bool, int, float or str); ConfigError otherwise."""
     kind = type(default)
+    wanted = KINDS.get(kind, f"a {kind.__name__}")
     if isinstance(value, str) and kind is not str:
         text = value.strip().lower()
         try:
@@ -449,9 +464,11 @@ def _typed(name: str, value: Any, default: Any) -> Any:
                 return text in ("true", "1", "yes")
             return kind(text)
         except ValueError:
-            raise ConfigError(f"setting {name} must be a {kind.__name__}, got {value!r}") from None
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            raise ConfigError(f"setting {name} must be {wanted}, got {value!r}") from None
+    if kind in (int, float) and isinstance(value, bool):  # True is an int to Python only
+        raise ConfigError(f"setting {name} must be {wanted}, got {value!r}")
+    if kind is float and isinstance(value, int):
         return float(value)
     if default is not None and not isinstance(value, kind):
-        raise ConfigError(f"setting {name} must be a {kind.__name__}, got {value!r}")
+        raise ConfigError(f"setting {name} must be {wanted}, got {value!r}")
     return value

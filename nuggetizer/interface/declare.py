@@ -20,15 +20,15 @@ from nuggetizer.errors import ConfigError
 
 def setting(default: Any, help: str, *, choices: Sequence[str] | None = None,
             flag: str | None = None, commands: Sequence[str] = (),
-            flag_help: str | None = None) -> Any:
+            flag_help: str | None = None, minimum: float | None = None) -> Any:
     """A field of a method's settings dataclass, declared with its one-line help, its
-    choices (for a text setting) and `flag`, the CLI option of its own it has besides
-    `--set NAME=VALUE` (e.g. "--window"), if any, on the `commands` named (e.g.
-    ("nuggetize",)). A bool setting whose flag is `--no-...` is set False by it; `flag_help`
-    replaces the help under the flag."""
+    choices (for a text setting), its `minimum` (for a number) and `flag`, the CLI option of
+    its own it has besides `--set NAME=VALUE` (e.g. "--window"), if any, on the `commands`
+    named (e.g. ("nuggetize",)). A bool setting whose flag is `--no-...` is set False by it;
+    `flag_help` replaces the help under the flag."""
     return dataclasses.field(default=default, metadata={
         "help": help, "choices": tuple(choices) if choices else None, "flag": flag,
-        "commands": tuple(commands), "flag_help": flag_help})
+        "commands": tuple(commands), "flag_help": flag_help, "minimum": minimum})
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class Setting:
     flag: str | None
     commands: tuple[str, ...] = ()
     flag_help: str | None = None
+    minimum: float | None = None
 
     @property
     def kind(self) -> str:
@@ -75,15 +76,19 @@ def settings_of(config_type: type) -> list[Setting]:
         meta = f.metadata
         found.append(Setting(f.name, default, str(meta.get("help") or f.name.replace("_", " ")),
                              meta.get("choices"), meta.get("flag"),
-                             tuple(meta.get("commands") or ()), meta.get("flag_help")))
+                             tuple(meta.get("commands") or ()), meta.get("flag_help"),
+                             meta.get("minimum")))
     return found
 
 
 def check_choices(config: Any) -> None:
-    """ConfigError naming the first text setting of `config` (a settings dataclass) whose
-    value is not one of its declared choices (a config's `__post_init__` calls it)."""
+    """ConfigError naming the first setting of `config` (a settings dataclass) whose value is
+    not one of its declared choices (a text setting) or under its declared minimum (a
+    number); a config's `__post_init__` calls it."""
     for s in settings_of(type(config)):
         value = getattr(config, s.name)
+        if s.minimum is not None and isinstance(value, int | float) and value < s.minimum:
+            raise ConfigError(f"setting {s.name} must be at least {s.minimum:g}, got {value!r}")
         if s.choices and value not in s.choices:
             allowed = " or ".join(s.choices) if len(s.choices) == 2 else \
                 "one of " + ", ".join(s.choices)

@@ -47,9 +47,10 @@ _DIGIT = re.compile(r"(?<![0-9.])([0-5])(?![0-9.])")
 class CruxConfig:
     """CRUX knobs: questions per topic, coverage threshold, context depth, alpha, filter."""
 
-    n_questions: int = setting(15, "sub-questions written per topic from its reference summary")
+    n_questions: int = setting(15, "sub-questions written per topic from its reference summary",
+                               minimum=1)
     eta: int = setting(mc.ETA, "lowest rating (0-5) at which a text answers a sub-question")
-    k: int = setting(5, "passages of a retrieval context judged (alpha-nDCG@k)")
+    k: int = setting(5, "passages of a retrieval context judged (alpha-nDCG@k)", minimum=1)
     alpha: float = setting(mc.ALPHA, "alpha-nDCG's redundancy penalty")
     filter: bool = setting(True, "drop the sub-questions no judged passage answers")
     reasks: int = reasks_setting()

@@ -66,7 +66,7 @@ ENTAIL_SCHEMA = {
 class KprConfig:
     """KPR knobs: points kept per document, the one-shot demonstration, re-asks."""
 
-    max_points: int = setting(10, "key points extracted per document at most")
+    max_points: int = setting(10, "key points extracted per document at most", minimum=1)
     demonstration: bool = setting(True, "show the extraction prompt its one-shot demonstration")
     reasks: int = reasks_setting()
 

@@ -57,11 +57,12 @@ class UdcgConfig:
     """UDCG knobs: gamma, context depth, relevance source, qrels threshold, top-k log-probs."""
 
     gamma: float = setting(mu.GAMMA, "weight of the irrelevant passages' negative utility")
-    k: int = setting(5, "passages of a retrieval context judged")
+    k: int = setting(5, "passages of a retrieval context judged", minimum=1)
     relevance: str = setting("qrels", "where a passage's relevance comes from: the qrels, or "
                              "an LLM judge", choices=("qrels", "llm"))
     min_grade: int = setting(1, "lowest qrels grade of a relevant passage (relevance=qrels)")
-    top_logprobs: int = setting(20, "first-token log-probabilities read for p(NO-RESPONSE)")
+    top_logprobs: int = setting(20, "first-token log-probabilities read for p(NO-RESPONSE)",
+                                minimum=1)
     reasks: int = reasks_setting()
 
     def __post_init__(self) -> None:

@@ -84,6 +84,7 @@ def answer_targets(runs: Mapping[str, Mapping[str, Answer]]) -> dict[str, dict[s
         run_id: {
             qid: Target(run_id=run_id, qid=qid, answer=answer.text, query=answer.topic,
                         sentences=answer.sentences, references=answer.references,
+                        word_limit=answer.word_limit,
                         documents=answer.documents, path=answer.path, line=answer.line)
             for qid, answer in answers.items()
         }

@@ -22,13 +22,16 @@ real run refuses it with the batch's reason ("batch: ..."): its item is left unj
 counted like any refusal, never sent live.
 
 Resuming: each batch's state (input file id, batch id) is written to FOLDER/.batches/ before
-and after it is created; the request file beside it is named by the hash of its cache keys,
-so a command killed while polling, run again, records the same requests, finds the state and
-polls the same batch. The state is removed when the step ends; the request files are kept
-(vLLM's run_batch answers them too: `nuggetizer batch-import`). The answers of the batches
-whose state a killed command left are spent for the step when it replays them (batch
-answers, not cache hits), unless the killed command's spend journal already counted them
-(run/usage.py).
+and after it is created (the id before anything is polled or folded; a batch created and not
+yet recorded is found again by its upload), and once its answers are all folded ("failed":
+the lines that were not answered). Before a step collects anything, every batch an earlier
+command of the step left open (created, not yet folded: killed while polling, or while
+folding its answers into the cache) is polled and folded first, from its own request file,
+so a rerun never sends again what a batch already holds, however much of it was folded. The
+state is removed when the step ends; the request files are kept (vLLM's run_batch answers
+them too: `nuggetizer batch-import`). The answers of the batches whose state a killed
+command left are spent for the step when it replays them (batch answers, not cache hits),
+unless the killed command's spend journal already counted them (run/usage.py).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import asyncio
 import hashlib
 import json
 import tempfile
+import time
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from pathlib import Path
@@ -61,6 +65,7 @@ from nuggetizer.cache import Cache
 from nuggetizer.errors import ConfigError, NuggetizerError
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.run.progress import progress_bar
+from nuggetizer.testing.killpoints import kill_point
 
 T = TypeVar("T")
 MAX_ROUNDS = 64
@@ -140,6 +145,7 @@ def fold_results(cache: Cache, requests: dict[str, dict[str, Any]],
             failures[key] = str(exc)
             continue
         cache.put(key, completion.to_json())
+        kill_point("batch.fold")
         if folded is not None:
             folded[key] = (completion.prompt_tokens, completion.completion_tokens,
                            completion.reasoning_tokens)
@@ -181,6 +187,7 @@ class Batcher:
         """`work(assessor, folder)` (folder None: the real outputs) batched: rounds into
         throw-away folders until one records nothing, then the real run."""
         self._count_folded(self._left_folded(step))
+        await self._resume_open(step)
         for _ in range(self.max_rounds):
             collector = BatchRound(self.backend, self.failed, collecting=True)
             with tempfile.TemporaryDirectory(prefix="nuggetizer-batch-") as tmp:
@@ -224,7 +231,7 @@ class Batcher:
         the requests that failed every time are remembered with their reason."""
         todo, failures = dict(requests), {}
         for attempt in range(1, self.retries + 2):
-            failures = await self._one_batch(step, todo, attempt)
+            failures = await self._one_batch(step, *self._paths(step, todo, attempt), todo)
             if not failures or self._adapted(failures):
                 return  # (adapted: the next round collects them again, sent as adapted)
             todo = {key: todo[key] for key in failures}
@@ -254,10 +261,27 @@ class Batcher:
         if not path.exists():
             write_text_atomic(path, request_text(requests))
 
-    async def _one_batch(self, step: str, requests: dict[str, dict[str, Any]], attempt: int
-                         ) -> dict[str, str]:
+    async def _resume_open(self, step: str) -> None:
+        """See through every batch of `step` an earlier command created (or uploaded) and did
+        not fold: polled and folded from its own request file, whatever this command's rounds
+        would collect now (a batch killed while folding holds answers the cache lacks and
+        answers it has). Its failed lines are left to the rounds, which send them again."""
+        for state_path in sorted(self.folder.glob(f"{step}-*.json")):
+            requests_path = state_path.with_name(state_path.stem + ".requests.jsonl")
+            try:
+                state = json.loads(state_path.read_text(encoding="utf-8"))
+                requests = {str(line["custom_id"]): dict(line["body"]) for line in
+                            map(json.loads, requests_path.read_text(encoding="utf-8")
+                                .splitlines()) if line}
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # no batch was sent from it, or its files are not ours to read
+            if not isinstance(state, dict) or "failed" in state or "file_id" not in state:
+                continue  # folded already, or nothing uploaded
+            await self._one_batch(step, state_path, requests_path, requests)
+
+    async def _one_batch(self, step: str, state_path: Path, requests_path: Path,
+                         requests: dict[str, dict[str, Any]]) -> dict[str, str]:
         """Send (or resume) one batch; fold its answers; cache key -> reason of the others."""
-        state_path, requests_path = self._paths(step, requests, attempt)
         state: dict[str, Any] = (json.loads(state_path.read_text(encoding="utf-8"))
                                  if state_path.exists() else {})
         if "failed" in state:  # folded by an earlier command killed after it
@@ -275,7 +299,8 @@ class Batcher:
                 self.resumed += 1
                 click.echo(f"{label}: resuming batch {state['batch_id']} of an earlier "
                            "command", err=True)
-            elif "file_id" in state and (made := await client.find(state["file_id"])):
+            elif "file_id" in state and (made := await client.find(
+                    state["file_id"], state.get("uploaded"))):
                 state["batch_id"] = str(made["id"])  # created, then killed before recording
                 save()
                 self.resumed += 1
@@ -283,10 +308,13 @@ class Batcher:
                            "upload by an earlier command", err=True)
             else:
                 if "file_id" not in state:
+                    uploaded = int(time.time()) - 60  # a server's clock may run behind
                     state["file_id"] = await client.upload(requests_path.read_bytes(),
                                                            requests_path.name)
+                    state["uploaded"] = uploaded
                     save()
                 batch = await client.create(state["file_id"], {"nuggetizer_step": step})
+                kill_point("batch.created")
                 state["batch_id"] = str(batch["id"])
                 save()
                 self.batches += 1
@@ -310,6 +338,7 @@ class Batcher:
         self._add_folded(folded)
         state["status"] = status
         save()
+        kill_point("batch.folded")
         return dict(state["failed"])
 
     def _add_folded(self, folded: dict[str, tuple[int, int, int]]) -> None:
@@ -362,5 +391,6 @@ class Batcher:
                     shown = done
                 if batch.get("status") in TERMINAL:
                     return batch
+                kill_point("batch.poll")
                 await asyncio.sleep(wait)
                 wait = min(self.poll, wait * 1.5)

@@ -14,6 +14,7 @@ import click
 
 from nuggetizer.run.dryrun import DryRun, Ledger, Prices, dry_assessor, report_lines
 from nuggetizer.run.stages import NothingToCount, Plan, Stage, Where
+from nuggetizer.testing.killpoints import kill_point
 
 if TYPE_CHECKING:  # imported when used: it loads openai
     from nuggetizer.run.batching import Batcher
@@ -58,6 +59,7 @@ class Batched:
                 results.append(_done(stage, await self.batcher.run(stage.name, _rounds(stage))))
             else:  # nothing to batch: into the real outputs, once
                 results.append(_done(stage, await stage.work(None, Where())))
+            kill_point("batch.step")
         return results
 
     def lines(self) -> list[str]:

@@ -106,6 +106,9 @@ def progress_bar(total: int, label: str, *, unit: str = "units", resumed: int = 
             yield lines
 
 
+SKIPS_NAMED = 5  # what a summary line names of the units skipped for one reason
+
+
 @dataclass
 class Summary:
     """What a step did, printed as one line at its end."""
@@ -117,6 +120,7 @@ class Summary:
     skipped: int = 0
     skipped_why: str = ""
     also_skipped: Counter[str] = field(default_factory=Counter)  # skipped for other reasons
+    skipped_names: dict[str, list[str]] = field(default_factory=dict)  # why -> what (`skip`)
     unjudged: int = 0
     unjudged_what: str = ""  # what the unjudged items are, when not the units' items
     empty: int = 0  # units of which nothing was judged (e.g. battles without a result)
@@ -137,6 +141,23 @@ class Summary:
             return None
         return self.prices.spent(self.tokens)
 
+    def skip(self, why: str, name: str) -> None:
+        """Count one unit skipped for `why` (the summary's `skipped_why`, or another reason),
+        naming what was skipped (a topic id) in the line."""
+        if why == self.skipped_why:
+            self.skipped += 1
+        else:
+            self.also_skipped[why] += 1
+        self.skipped_names.setdefault(why, []).append(name)
+
+    def _why(self, why: str) -> str:
+        """`why: a, b, c and 4 more`: the reason and what it skipped, when named."""
+        names = list(dict.fromkeys(self.skipped_names.get(why, ())))
+        if not names:
+            return why
+        more = f" and {len(names) - SKIPS_NAMED} more" if len(names) > SKIPS_NAMED else ""
+        return f"{why}: {', '.join(names[:SKIPS_NAMED])}{more}"
+
     def missing_votes_text(self) -> str:
         """`M of V votes missing (J: m of v never parsed or refused; ...)`: per judge of an
         ensemble, the votes it never gave (the items were aggregated over the others)."""
@@ -154,8 +175,9 @@ class Summary:
         if self.resumed:
             parts[0] += f" ({self.resumed} resumed)"
         if self.skipped:
-            parts.append(f"{self.skipped} skipped ({self.skipped_why})")
-        parts += [f"{n} skipped ({why})" for why, n in sorted(self.also_skipped.items())]
+            parts.append(f"{self.skipped} skipped ({self._why(self.skipped_why)})")
+        parts += [f"{n} skipped ({self._why(why)})" for why, n in
+                  sorted(self.also_skipped.items())]
         if stats is not None:
             parts.append(f"{stats.calls} calls")
             parts.append(f"{stats.cache_hits} cache hits")
@@ -238,6 +260,8 @@ def say_recovered(label: str, entries: Sequence[dict[str, Any]], usage: Path) ->
     """One line per killed invocation whose spend was recovered from its journal."""
     for entry in entries:
         spent = entry.get("usage") or {}
+        lost = (f"; {spent['lost']} calls sent, answers lost: the provider may bill them"
+                if spent.get("lost") else "")
         click.echo(f"{label}: the invocation started {entry.get('started')} was killed; it had "
                    f"spent {spend_text(spent, spent.get('cost'))} (from its spend journal), "
-                   f"now counted in {usage}", err=True)
+                   f"now counted in {usage}{lost}", err=True)

@@ -180,14 +180,14 @@ async def judge_targets(
     for run_id, by_topic in targets.items():
         for qid in by_topic:
             if qid in blank:
-                summary.also_skipped[f"topic's key has {blank[qid]}"] += 1
+                summary.skip(f"topic's key has {blank[qid]}", f"topic {qid}")
             elif qid not in keys:
-                summary.skipped += 1
+                summary.skip(summary.skipped_why, f"topic {qid}")
             elif outputs[run_id].done(qid):
                 summary.resumed += 1
                 journal = outputs[run_id].journal.path
                 record = method.judgment_record(outputs[run_id].records[qid], journal, 0, True)
-                summary.unjudged += sum(method.unjudged(record).values())
+                summary.unjudged += method.judge_unjudged(record)
             else:
                 todo.append((run_id, qid))
 

@@ -21,8 +21,12 @@ cache or the step's journal holds it (a live call's tokens; a batch answer's, wi
 key, when the step uses it). The invocation's last write of usage.json removes that journal.
 The next invocation finds the lines of a killed one there and records it as an entry of its
 own ("killed": true; replacing its last checkpoint, which the lines hold and more), says so,
-and carries on. What such a journal cannot hold: an answer the server sent that never reached
-the process before the kill (in flight on the wire), which no client can count.
+and carries on. An answer the server sent that never reached the process before the kill
+cannot be counted by any client, so every attempt of a live call is journalled as "sent"
+before it goes out (and "unanswered" or "abandoned" when it ends without an answer): the
+calls a killed invocation sent and saw no outcome of are its `lost` calls ("4 calls sent,
+answers lost: the provider may bill them"), and what the provider bills lies between
+`calls` and `calls + lost`.
 
 "cost" is the sum of the invocations' costs, each at its own prices (batch answers at batch
 prices); it is left out when an invocation that spent tokens had no prices. A record of
@@ -56,9 +60,10 @@ from nuggetizer.run.provenance import (
 USAGE_FORMAT = 2
 CHECKPOINT_SECONDS = 30.0
 CHECKPOINT_ENV = "NUGGETIZER_USAGE_CHECKPOINT"  # seconds between checkpoints, when set
-SPENDING = ("calls", "batch_calls", "abandoned")  # a counter > 0: the invocation spent
+SPENDING = ("calls", "batch_calls", "abandoned", "lost")  # a counter > 0: the invocation spent
 PAID = ("calls", "prompt_tokens", "completion_tokens", "reasoning_tokens", "batch_calls",
-        "batch_prompt_tokens", "batch_completion_tokens", "batch_reasoning_tokens")
+        "batch_prompt_tokens", "batch_completion_tokens", "batch_reasoning_tokens", "abandoned")
+ATTEMPTS = ("sent", "unanswered")  # journal lines of each live attempt (Payer.sent)
 
 
 def _now() -> str:
@@ -131,8 +136,8 @@ class UsageLedger:
     assessors/stats.py)."""
 
     def __init__(self, output: Path, step: str, made_from: Sequence[Path] = (), *,
-                 folder: bool = False) -> None:
-        self.path = usage_path(output, folder)
+                 folder: bool = False, path: Path | None = None) -> None:
+        self.path = path or usage_path(output, folder)
         self.step = step
         self.made_from = list(made_from)
         self.started = _now()
@@ -167,6 +172,7 @@ class UsageLedger:
             raise InputError(exc.path, exc.line, f"{exc.message} in the spend journal of a "
                              "killed invocation: repair the line, or delete the file (its spend "
                              "is then not counted)") from None
+        attempts: dict[str, dict[str, int]] = {}
         for line in lines:
             run = runs.setdefault(str(line.get("id")), {"usage": {}})
             for name in ("step", "started", "prices"):
@@ -176,8 +182,18 @@ class UsageLedger:
                 value = line.get(name)
                 if isinstance(value, int):
                     run["usage"][name] = run["usage"].get(name, 0) + value
+            for name in ATTEMPTS:
+                if isinstance(line.get(name), int):
+                    counted = attempts.setdefault(str(line.get("id")), {})
+                    counted[name] = counted.get(name, 0) + int(line[name])
             if isinstance(line.get("key"), str):
                 self.batch_keys.add(line["key"])
+        for inv, counted in attempts.items():  # sent, and no outcome seen: in flight
+            done = runs[inv]["usage"]
+            lost = counted.get("sent", 0) - counted.get("unanswered", 0) - int(
+                done.get("calls", 0)) - int(done.get("abandoned", 0))
+            if lost > 0:
+                done["lost"] = lost
         return {inv: run for inv, run in runs.items()
                 if run.get("step") == self.step and spent_anything(run["usage"])}
 
@@ -216,16 +232,26 @@ class UsageLedger:
             PAYER.reset(token)
 
     def paid(self, spent: Mapping[str, int], key: str | None) -> None:
-        """Journal one answer paid for (a Payer's); the invocation's first line says which
-        step, when it started and at what prices."""
+        """Journal one answer paid for (a Payer's)."""
+        line: dict[str, Any] = {name: value for name, value in spent.items() if value}
+        if key is not None:
+            line["key"] = key
+        self._journal(line)
+
+    def sent(self, outcome: str) -> None:
+        """Journal one attempt of a live call: sent, or settled without an answer (a
+        Payer's)."""
+        self._journal({outcome: 1})
+
+    def _journal(self, fields: Mapping[str, Any]) -> None:
+        """One line of the spend journal; the invocation's first says which step, when it
+        started and at what prices."""
         line: dict[str, Any] = {"id": self.id}
         if not self._journalling:
             line.update(step=self.step, started=self.started)
             if self.prices is not None and self.prices.known:
                 line["prices"] = dataclasses.asdict(self.prices)
-        line.update((name, value) for name, value in spent.items() if value)
-        if key is not None:
-            line["key"] = key
+        line.update(fields)
         self.spend.append(line)
         self._journalling = True
 
@@ -277,6 +303,29 @@ class UsageLedger:
             self.spend.remove()
             self._journalling = False
         return record
+
+
+def usage_at(path: Path) -> dict[str, Any]:
+    """The usage block of the record at `path` (a usage.json) with what killed invocations
+    journalled beside it and the record lacks added, as the step's next invocation will
+    record it; {} when there is neither. Nothing is written."""
+    record = read_json_object(path) or {}
+    step = record.get("step")
+    if step is None:  # killed before its first write: the journal names the step
+        lines = Journal(spend_path(path)).load()
+        step = next((line["step"] for line in lines if "step" in line), None)
+    if not isinstance(step, str):
+        return {}
+    ledger = UsageLedger(path, step, path=path)
+    return dict((ledger.earlier or {}).get("usage") or {})
+
+
+def usage_under(folder: Path) -> dict[str, Any]:
+    """Every step's usage under `folder` (its usage.json files, killed invocations
+    included: `usage_at`), added up."""
+    records = {p.with_name(p.name.removesuffix(".spend")) for p in folder.rglob("*usage.json*")
+               if p.name.endswith(("usage.json", "usage.json.spend"))}
+    return summed([found for p in sorted(records) if (found := usage_at(p))])
 
 
 def _killed_entry(inv: str, run: Mapping[str, Any], checkpoint: Mapping[str, Any] | None

@@ -112,7 +112,10 @@ def read_judged(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool = 
     them (the method's `read_scored`; a method scored per run's `read_table`, one table),
     for `score_judged` only."""
     if scoring and method.judging.scoring == "runs":
-        table = method.read_table(judgment_files(paths), lenient)
+        files = judgment_files(paths)
+        table = method.read_table(files, lenient)
+        if not len(table):
+            _no_judgment(method, files)
         twice = table.twice()
         if twice is not None:
             raise InputError(twice.second[0], twice.second[1], f"run {twice.judgment!r} topic "
@@ -126,13 +129,24 @@ def _read_each(method: AnswerKeyMethod, paths: Sequence[Path], lenient: bool, sc
                ) -> Iterator[Judged]:
     seen: dict[tuple[str, str], tuple[Path, int]] = {}
     read = method.read_scored if scoring else method.read_judged
-    for path in judgment_files(paths):
+    files = judgment_files(paths)
+    for path in files:
         for judged in read(path, lenient):
             where = seen.setdefault((judged.run_id, judged.qid), (judged.path, judged.line))
             if where != (judged.path, judged.line):
                 raise InputError(judged.path, judged.line, f"run {judged.run_id!r} topic "
                                  f"{judged.qid!r} judged twice (also at {where[0]}:{where[1]})")
             yield judged
+    if not seen:
+        _no_judgment(method, files)
+
+
+def _no_judgment(method: AnswerKeyMethod, files: Sequence[Path]) -> None:
+    """InputError: not one judgment in any of `files` (empty files): nothing to score or
+    report, which a table of 0 runs would hide."""
+    named = str(files[0]) if len(files) == 1 else f"{files[0]} and {len(files) - 1} more files"
+    raise InputError(named, None, f"no {method.name} judgment in it (an empty file): give the "
+                     "judgments `assign` wrote, or judge first")
 
 
 def score_judged(

@@ -11,8 +11,9 @@ from nuggetizer.errors import ConfigError
 from nuggetizer.methods.battles.records import BATTLES_FILE
 from nuggetizer.methods.battles.step import judge_battles, plan_battles
 from nuggetizer.run.stages import Plan, Stage, Where
+from nuggetizer.serve.door import Payload
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError, Payload
+from nuggetizer.serve.errors import ApiError
 from nuggetizer.serve.inputs import items, jsonl, targets_of
 
 router = APIRouter(tags=["methods"])
@@ -31,9 +32,7 @@ async def battles(request: Request, payload: Payload) -> dict[str, Any]:
     """Battles between runs: `{"answers": [TREC RAG answer records of 2+ runs], "narratives"?:
     {qid: text}, "per_topic"?, "budget"?, "seed"?, "settings"?, "passages"?: {docid: text}}`."""
     engine: Engine = request.app.state.engine
-    settings = payload.get("settings") or {}
-    if not isinstance(settings, dict):
-        raise ApiError(422, "invalid_request", "settings: an object")
+    settings = payload.get("settings")
     method = engine.method("battles", settings)
     limit = engine.settings.max_items
     answers = items(payload, "answers", limit)

@@ -15,8 +15,15 @@ from nuggetizer.errors import NuggetizerError
 from nuggetizer.interface.base import KeyInput
 from nuggetizer.relevance.scales import Grading
 from nuggetizer.serve import castorini_payloads as cp
+from nuggetizer.serve.door import Payload
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError, Payload, body, from_toolkit
+from nuggetizer.serve.errors import (
+    ApiError,
+    LlmError,
+    error_body,
+    from_toolkit,
+    llm_error,
+)
 from nuggetizer.serve.inputs import keys_of, targets_of
 from nuggetizer.serve.steps import build_keys, grade, judge
 from nuggetizer.types import Segment, Topic
@@ -29,23 +36,25 @@ def _engine(request: Request) -> Engine:
     return engine
 
 
-def _refused(repo: str, command: str, status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({**cp.error_envelope(repo, command, code, message),
-                         **body(code, message)}, status_code=status)
+def _refused(repo: str, command: str, error: ApiError) -> JSONResponse:
+    """castorini's error envelope (a refused request: 400, as theirs; an LLM that failed: 502
+    or 503, the cause and whether to retry in it), with this server's `error` beside it."""
+    retryable = isinstance(error, LlmError) and error.retryable
+    status = 400 if error.status == 422 else error.status
+    return JSONResponse({**cp.error_envelope(repo, command, error.code, error.message,
+                                             retryable), **error_body(error)},
+                        status_code=status)
 
 
 async def _answer(repo: str, command: str, work: Any) -> JSONResponse:
     try:
         return JSONResponse(await work)
     except ValueError as exc:
-        return _refused(repo, command, 400, "validation_error", str(exc))
+        return _refused(repo, command, ApiError(400, "validation_error", str(exc)))
     except ApiError as exc:
-        return _refused(repo, command, 400 if exc.status == 422 else exc.status, exc.code,
-                        exc.message)
+        return _refused(repo, command, exc)
     except NuggetizerError as exc:
-        error = from_toolkit(exc)
-        return _refused(repo, command, 400 if error.status == 422 else error.status,
-                        error.code, error.message)
+        return _refused(repo, command, from_toolkit(exc))
 
 
 def _model(engine: Engine, given: dict[str, Any]) -> str | None:
@@ -61,6 +70,25 @@ def _model(engine: Engine, given: dict[str, Any]) -> str | None:
     if model is not None and not isinstance(model, str):
         raise ValueError("overrides.model: a string is required")
     return model
+
+
+def _lenient(engine: Engine, payload: dict[str, Any], given: dict[str, Any]) -> bool:
+    """Whether off-menu importance labels are kept as unjudged nuggets (as --lenient): the
+    request's `lenient` (top level or in `overrides`), else the server's default
+    (`serve --lenient`)."""
+    chosen = given.get("lenient", payload.get("lenient"))
+    if chosen is None:
+        return engine.settings.lenient
+    if not isinstance(chosen, bool):
+        raise ValueError("lenient: true or false")
+    return chosen
+
+
+def _count(value: Any, field: str) -> int:
+    """A whole number of at least 1 (a ValueError naming `field` otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field}: a whole number of at least 1 is required, got {value!r}")
+    return value
 
 
 def _within_limit(engine: Engine, candidates: int) -> None:
@@ -90,10 +118,9 @@ async def _create(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
     if isinstance(min_judgment, bool) or not isinstance(min_judgment, int | float):
         raise ValueError("overrides.min_judgment: a number is required")
     settings: dict[str, Any] = {}
-    if given.get("window_size"):
-        settings["window"] = int(given["window_size"])
-    if given.get("max_nuggets"):
-        settings["max_nuggets"] = int(given["max_nuggets"])
+    for name, setting in (("window_size", "window"), ("max_nuggets", "max_nuggets")):
+        if given.get(name) is not None:
+            settings[setting] = _count(given[name], f"overrides.{name}")
     method = engine.method("nuggets", settings)
     model = _model(engine, given)
     kept = [c for c in record.candidates if c.judgment is None or c.judgment >= min_judgment]
@@ -135,38 +162,69 @@ async def _assign(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
                        "and nuggets per answer, in one request")
     method = engine.method("nuggets")
     model = _model(engine, given)
+    lenient = _lenient(engine, payload, given)
     keys = [{"qid": f"t{n}", "query": i.query, "nuggets": i.nuggets}
             for n, i in enumerate(items)]
     answers = [{"run_id": "request", "topic_id": f"t{n}", "topic": i.query, "references": [],
                 "answer": [{"text": i.context, "citations": []}]} for n, i in enumerate(items)]
     async with engine.work(model) as work:
-        judged = await judge(work, method, keys_of(method, work.scratch, keys),
-                             targets_of(method, work.scratch, answers))
+        judged, failed = await judge(work, method, keys_of(method, work.scratch, keys, lenient),
+                                     targets_of(method, work.scratch, answers), partial=True)
+        if failed is not None and not judged:
+            raise failed  # nothing judged: 502 or 503, the cause in the envelope
+        cause = llm_error(failed) if failed is not None else None
         by_topic = {r["qid"]: r for r in judged}
         outputs: list[dict[str, Any]] = []
         for n, item in enumerate(items):
-            record = by_topic.get(f"t{n}", {})
-            nuggets = [{"text": x["text"], "importance": x["importance"],
-                        "assignment": x.get("assignment")} for x in record.get("nuggets", [])]
+            record = by_topic.get(f"t{n}")
+            nuggets = [_assigned(x, given["importance"]) for x, given in zip(
+                record["nuggets"], item.nuggets, strict=True)] if record is not None else [
+                {**n, "assignment": "failed", "error": cause.message if cause else "",
+                 "retryable": cause.retryable if cause else False} for n in item.nuggets]
             if batch:
                 outputs.append({"query": item.nugget_query, "qid": item.qid,
                                 "answer_text": item.context,
                                 "response_length": item.response_length,
+                                "length": item.length,  # L, as `score` takes it
                                 "run_id": item.run_id, "nuggets": nuggets})
             else:
                 outputs.append({"query": item.query, "nuggets": nuggets})
         data: Any = outputs if batch else outputs[0]
         metrics = {"record_count": len(outputs)} if batch else {
             "nugget_count": len(outputs[0]["nuggets"])}
+        failures = sum(n["assignment"] == "failed" for o in outputs for n in o["nuggets"])
+        if failures:  # castorini's metrics otherwise
+            metrics["failed_count"] = failures
         return {**cp.envelope(
             "nuggetizer", "assign", inputs={"source": "direct"},
             resolved={"input_mode": "direct", "assign_mode": "context",
                       "execution_mode": given.get("execution_mode", "sync"),
-                      "model": work.assessor.model,
+                      "model": work.assessor.model, "lenient": lenient,
                       "reasoning_effort": engine.settings.options.get("reasoning_effort")},
             validation={"valid": True, "record_count": len(items)},
-            artifacts=[cp.data_artifact("assign-result", data)], metrics=metrics),
+            artifacts=[cp.data_artifact("assign-result", data)], metrics=metrics,
+            warnings=_failed_warning(failures, "nuggets", cause)),
             "provenance": engine.provenance(work, method), "usage": work.usage()}
+
+
+def _assigned(nugget: dict[str, Any], importance: str) -> dict[str, Any]:
+    """A judged nugget as castorini's assign gives it, its importance as the request gave it
+    (a lenient request's off-menu label too); one left unjudged (its window refused or never
+    parsed) is "failed", as theirs, with the reason (a rerun asks the same: not retryable)."""
+    kept = {"text": nugget["text"], "importance": importance,
+            "assignment": nugget.get("assignment")}
+    if kept["assignment"] in (None, "unjudged"):
+        kept.update(assignment="failed", error=str(nugget.get("raw") or "not judged"),
+                    retryable=False)
+    return kept
+
+
+def _failed_warning(failures: int, what: str, cause: LlmError | None) -> list[str]:
+    """The envelope's warning for a response with failed items."""
+    if not failures:
+        return []
+    why = f": {cause.message}" if cause is not None else " (see each item's error)"
+    return [f"{failures} {what} failed{why}"]
 
 
 @router.post("/v1/judge")
@@ -183,17 +241,26 @@ async def _judge(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
     grading = Grading()
     ids = [f"p{i}" for i in range(len(record.candidates))]
     async with engine.work(model) as work:
-        graded = await grade(work, {"q": Topic(id="q", text=record.query)}, {"q": ids},
-                             {d: Segment(id=d, text=c.text)
-                              for d, c in zip(ids, record.candidates)}, grading)
+        graded, failed = await grade(work, {"q": Topic(id="q", text=record.query)}, {"q": ids},
+                                     {d: Segment(id=d, text=c.text)
+                                      for d, c in zip(ids, record.candidates)}, grading,
+                                     partial=True)
+        if failed is not None and not graded:
+            raise failed  # nothing judged: 502 or 503, the cause in the envelope
+        cause = llm_error(failed) if failed is not None else None
         judgments = []
         for d, c in zip(ids, record.candidates):
-            found = graded.get(f"q\t{d}", {})
+            found = graded.get(f"q\t{d}")
             one: dict[str, Any] = {"query": record.query, "passage": c.text,
-                                   "judgment": found.get("grade")}
-            if found.get("grade") is None:
-                one["unjudged"] = found.get("error", "not graded")
+                                   "judgment": (found or {}).get("grade")}
+            if found is None:  # never asked: the LLM failed before
+                one.update(unjudged="failed", error=cause.message if cause else "not graded",
+                           retryable=bool(cause and cause.retryable))
+            elif found.get("grade") is None:
+                one.update(unjudged="failed", error=found.get("error", "not graded"),
+                           retryable=False)
             judgments.append(one)
+        failures = sum("unjudged" in j for j in judgments)
         return {**cp.envelope(
             "umbrela", "judge", inputs={"mode": "direct", "backend": work.assessor.spec},
             resolved={"input_mode": "direct",
@@ -202,6 +269,8 @@ async def _judge(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
                       "prompt_type": grading.scale.prompt, "few_shot_count": 0,
                       "scale": grading.scale.name},
             validation={"valid": True, "record_count": 1},
-            artifacts=[cp.data_artifact("judgments", judgments)]),
+            artifacts=[cp.data_artifact("judgments", judgments)],
+            metrics={"failed_count": failures} if failures else {},
+            warnings=_failed_warning(failures, "judgments", cause)),
             "provenance": engine.provenance(work, prompts=(grading.scale.prompt,)),
             "usage": work.usage()}

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from nuggetizer.formats import rag26
+from nuggetizer.measures.nuggets import LENGTH_LIMIT, answer_length
+
 SCHEMA = "castorini.cli.v1"
 DEFAULT_MIN_JUDGMENT = 2
 
@@ -18,7 +21,8 @@ CREATE_OVERRIDES = frozenset({
     "include_trace", "include_reasoning", "redact_prompts"})
 ASSIGN_OVERRIDES = frozenset({
     "model", "execution_mode", "log_level", "use_azure_openai", "use_openrouter",
-    "reasoning_effort", "include_trace", "include_reasoning", "redact_prompts"})
+    "reasoning_effort", "include_trace", "include_reasoning", "redact_prompts",
+    "lenient"})  # this server's own: off-menu importance labels judged (as --lenient)
 JUDGE_OVERRIDES = frozenset({
     "backend", "model", "prompt_file", "prompt_type", "few_shot_count", "execution_mode",
     "max_concurrency", "use_azure_openai", "use_openrouter", "reasoning_effort", "device",
@@ -29,27 +33,31 @@ def envelope(repo: str, command: str, *, status: str = "success", exit_code: int
              inputs: dict[str, Any] | None = None, resolved: dict[str, Any] | None = None,
              artifacts: list[dict[str, Any]] | None = None,
              validation: dict[str, Any] | None = None, metrics: dict[str, Any] | None = None,
-             errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+             errors: list[dict[str, Any]] | None = None,
+             warnings: list[str] | None = None) -> dict[str, Any]:
     """A `castorini.cli.v1` response envelope."""
     return {"schema_version": SCHEMA, "repo": repo, "command": command, "mode": "execute",
             "status": status, "exit_code": exit_code, "inputs": inputs or {},
             "resolved": resolved or {}, "artifacts": artifacts or [],
-            "validation": validation or {}, "metrics": metrics or {}, "warnings": [],
-            "errors": errors or []}
+            "validation": validation or {}, "metrics": metrics or {},
+            "warnings": warnings or [], "errors": errors or []}
 
 
 def data_artifact(name: str, data: Any) -> dict[str, Any]:
     return {"name": name, "kind": "data", "data": data}
 
 
-def error_envelope(repo: str, command: str, code: str, message: str) -> dict[str, Any]:
-    """The envelope of a refused request (validation_error, exit code 5, as theirs)."""
-    runtime = code in ("runtime_error", "internal_error")
+def error_envelope(repo: str, command: str, code: str, message: str,
+                   retryable: bool = False) -> dict[str, Any]:
+    """The envelope of a refused request (validation_error, exit code 5, as theirs) or of one
+    that failed (runtime_error, exit code 6: an LLM that failed, `retryable` when a later
+    try may succeed)."""
+    runtime = code in ("runtime_error", "internal_error", "llm_error", "failed")
     return envelope(repo, command, status="runtime_error" if runtime else "validation_error",
                     exit_code=6 if runtime else 5,
                     errors=[{"code": "runtime_error" if runtime else "validation_error",
                              "message": message, "details": {"reason": code},
-                             "retryable": False}])
+                             "retryable": retryable}])
 
 
 def _artifact_data(payload: dict[str, Any], name: str | None) -> Any:
@@ -212,6 +220,7 @@ class AssignItem:
     run_id: str = "direct-assign"
     response_length: int = 0
     nugget_query: str = ""
+    length: int | None = None  # L of a ragnarok answer record, from its answer objects
 
 
 def _nuggets(record: Any, what: str) -> list[dict[str, str]]:
@@ -238,6 +247,15 @@ def _answer(record: Any, what: str) -> tuple[str, str]:
                                                for s in answer):
         raise ValueError(f"{what}.answer: a list of objects with string `text` is required")
     return record["topic"], " ".join(s["text"] for s in answer)
+
+
+def record_length(record: dict[str, Any]) -> int:
+    """L of a ragnarok answer record, counted from its answer objects as `validate` and
+    `assign` count a run's (measures/nuggets.answer_length, a TREC RAG 2026 record's at its
+    limit), so that `score` never has to split the joined text again."""
+    texts = [s["text"] for s in record["answer"]]
+    limit = rag26.WORD_LIMIT if rag26.is_rag26(record) else LENGTH_LIMIT
+    return answer_length(texts, limit)
 
 
 def assign_items(payload: dict[str, Any]) -> tuple[list[AssignItem], bool]:
@@ -282,7 +300,7 @@ def assign_items(payload: dict[str, Any]) -> tuple[list[AssignItem], bool]:
             if not isinstance(length, int) or not isinstance(run_id, str):
                 raise ValueError(f"{what}: response_length an integer, run_id a string")
             items.append(AssignItem(topic, context, listed, nuggets["qid"], run_id, length,
-                                    str(nuggets.get("query", topic))))
+                                    str(nuggets.get("query", topic)), record_length(answer)))
         return items, True
     raise ValueError("assign takes `query`/`context`/`nuggets`, `answer_record`/"
                      "`nugget_record`, `answer_envelope`/`nugget_envelope`, `answer_records`/"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors.base import Assessor
-from nuggetizer.errors import ConfigError
+from nuggetizer.errors import ConfigError, first_error
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.registry import make_method, method_names
 from nuggetizer.run.execute import Live
@@ -44,8 +44,16 @@ class Work:
     scratch: Path
 
     async def run(self, plan: Plan) -> list[Any]:
-        """Run the plan live with this work's assessor: what each stage returned."""
-        return await Live(self.assessor).run(plan)
+        """Run the plan live with this work's assessor: what each stage returned; a step's
+        failure as the toolkit's error inside its task group (an LLM that failed: the
+        AssessorError), never the group."""
+        try:
+            return await Live(self.assessor).run(plan)
+        except BaseExceptionGroup as group:
+            found = first_error(group)
+            if found is None:
+                raise
+            raise found from found.__cause__  # its own cause kept (what the LLM answered)
 
     def usage(self) -> dict[str, Any]:
         """What this work spent (0 calls when the cache answered everything), priced when the
@@ -94,10 +102,16 @@ class Engine:
             self.assessors[key] = made
         return self.assessors[key]
 
-    def method(self, name: str, settings: dict[str, Any] | None = None) -> AnswerKeyMethod:
-        """A registered method with its settings (422 for an unknown one)."""
+    def method(self, name: str, settings: Any = None, field: str = "settings"
+               ) -> AnswerKeyMethod:
+        """A registered method with its settings (422 for an unknown method, for `settings`
+        given as anything but an object, named as `field`, and for a setting of the wrong
+        type or out of its range, named)."""
         if not isinstance(name, str):
             raise ApiError(422, "invalid_request", "method: a method name")
+        if settings is not None and not isinstance(settings, dict):
+            raise ApiError(422, "invalid_request", f"{field}: an object of setting names and "
+                           "values, e.g. {\"window\": 10}")
         key = f"{name}\t{sorted((settings or {}).items())!r}"
         if key not in self.methods:
             try:

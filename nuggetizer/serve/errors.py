@@ -1,19 +1,27 @@
 """Every error as JSON `{"error": {"code", "message"}}` with a 4xx or 5xx status, never a
-traceback: the toolkit's own errors (a bad input, a bad setting: 422), FastAPI's validation
-(malformed JSON, wrong types: 422), unknown routes (404), and anything else (500, its type and
-message only)."""
+traceback: the toolkit's own errors (a bad input, a bad setting: 422; an LLM that failed: 502
+or 503 with `retryable`), FastAPI's validation (malformed JSON, wrong types: 422), unknown
+routes (404), and anything else (500, its type and message only, never an exception group's
+summary)."""
 
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Body, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from nuggetizer.errors import ConfigError, InputError, NuggetizerError
+from nuggetizer.assessors.protocol import BackendError, TransientError
+from nuggetizer.errors import (
+    AssessorError,
+    ConfigError,
+    InputError,
+    NuggetizerError,
+    first_error,
+)
 
 log = logging.getLogger("nuggetizer.serve")
 
@@ -31,11 +39,40 @@ def body(code: str, message: str, **more: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **more}}
 
 
+class LlmError(ApiError):
+    """The LLM failed the request after the retries allowed: 503 when it could not be reached
+    or was busy (a timeout, a refused connection, 429, 503: worth trying again later), else
+    502 (it answered errors, or refused every request); `retryable` says whether a later try
+    may succeed."""
+
+    def __init__(self, status: int, message: str, retryable: bool) -> None:
+        super().__init__(status, "llm_error", message)
+        self.retryable = retryable
+
+
+def llm_error(exc: AssessorError) -> LlmError:
+    """The client's form of an LLM that failed (see LlmError)."""
+    cause = exc.__cause__
+    busy = isinstance(cause, BackendError) and (cause.unreachable or cause.status in (429, 503))
+    retryable = isinstance(cause, TransientError)
+    return LlmError(503 if busy else 502, f"the LLM failed: {exc_text(exc)}", retryable)
+
+
 def from_toolkit(exc: NuggetizerError) -> ApiError:
-    """A toolkit error as the client's: a bad input or setting is 422, anything else 500."""
+    """A toolkit error as the client's: a bad input or setting is 422, an LLM that failed 502
+    or 503 (LlmError), anything else 500."""
     if isinstance(exc, InputError | ConfigError):
         return ApiError(422, "invalid_input", exc_text(exc))
+    if isinstance(exc, AssessorError):
+        return llm_error(exc)
     return ApiError(500, "failed", exc_text(exc))
+
+
+def error_body(error: ApiError) -> dict[str, Any]:
+    """The JSON body of `error` (an LlmError says whether to try again)."""
+    if isinstance(error, LlmError):
+        return body(error.code, error.message, retryable=error.retryable)
+    return body(error.code, error.message)
 
 
 def exc_text(exc: BaseException) -> str:
@@ -62,12 +99,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse(body(exc.code, exc.message), status_code=exc.status)
+        return JSONResponse(error_body(exc), status_code=exc.status)
 
     @app.exception_handler(NuggetizerError)
     async def toolkit_error(request: Request, exc: NuggetizerError) -> JSONResponse:
         error = from_toolkit(exc)
-        return JSONResponse(body(error.code, error.message), status_code=error.status)
+        return JSONResponse(error_body(error), status_code=error.status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -81,11 +118,16 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        inner = first_error(exc)  # a step's TaskGroup: the toolkit's error inside it
+        if inner is not None:
+            error = from_toolkit(inner)
+            return JSONResponse(error_body(error), status_code=error.status)
         log.error("%s %s failed: %s: %s", request.method, request.url.path,
                   type(exc).__name__, exc)
-        return JSONResponse(body("internal_error", f"{type(exc).__name__}: {exc_text(exc)}"),
+        shown: BaseException = exc
+        while isinstance(shown, BaseExceptionGroup) and shown.exceptions:
+            shown = shown.exceptions[0]  # what failed, never the group's summary
+        return JSONResponse(body("internal_error",
+                                 f"{type(shown).__name__}: {exc_text(shown)}"),
                             status_code=500)
 
-
-# A route's JSON object body (anything else: 422 through the handler above).
-Payload = Annotated[dict[str, Any], Body()]

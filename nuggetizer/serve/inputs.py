@@ -64,9 +64,9 @@ def keys_of(method: AnswerKeyMethod, folder: Path, records: Sequence[Any],
     return read_back(folder, "keys", records, lambda path: method.read_keys(path, lenient))
 
 
-def flag(payload: Mapping[str, Any], field: str) -> bool:
-    """A boolean field, false when absent (422 when not a boolean)."""
-    value = payload.get(field, False)
+def flag(payload: Mapping[str, Any], field: str, default: bool = False) -> bool:
+    """A boolean field, `default` when absent (422 when not a boolean)."""
+    value = payload.get(field, default)
     if not isinstance(value, bool):
         raise ApiError(422, "invalid_request", f"{field}: true or false")
     return value

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 import shutil
 import time
@@ -28,18 +29,21 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, StreamingResponse
 
 from nuggetizer.assessors.base import Assessor
-from nuggetizer.errors import Interrupted, NuggetizerError
+from nuggetizer.errors import ConfigError, Interrupted, NuggetizerError
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.plan.evaluate import Evaluation, evaluate_plan, track_method
 from nuggetizer.plan.track import Track, builtin_tracks, load_track
 from nuggetizer.run.execute import Live
+from nuggetizer.run.usage import usage_under
 from nuggetizer.scoring.engine import ScoreTable
+from nuggetizer.serve.door import Payload
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError, Payload, exc_text, from_toolkit
+from nuggetizer.serve.errors import ApiError, exc_text, from_toolkit
 from nuggetizer.serve.plans import announced, check_plan, plan_of, read_plan
 
 router = APIRouter(tags=["jobs"])
+log = logging.getLogger("nuggetizer.serve")
 ACTIVE = ("queued", "running")
 EVENT_SECONDS = 0.5
 
@@ -95,12 +99,18 @@ class Job:
         write_text_atomic(self.folder / "job.json", json.dumps(self.record, indent=1) + "\n")
 
     def usage(self) -> dict[str, Any]:
-        """Every run of the job so far: what the earlier ones spent plus this one."""
+        """Every run of the job so far: what its steps' usage records hold (killed runs
+        included, from their spend journals) when it started, plus this run's."""
         total = dict(self.record.get("usage_before") or {})
         if self.assessor is not None:
             for name, value in self.assessor.stats.as_dict().items():
                 total[name] = total.get(name, 0) + value
         return total
+
+    def recorded(self) -> dict[str, Any]:
+        """What the job's usage records count (run/usage.py): the job's own spend, read
+        from out/, whatever a server that was killed kept in memory."""
+        return usage_under(self.out) if self.out.exists() else {}
 
     def event(self, kind: str, **fields: Any) -> None:
         self.events.append({"event": kind, "at": _now(), **fields})
@@ -166,14 +176,15 @@ class Jobs:
         job.task = asyncio.get_running_loop().create_task(self._run(job))
 
     def resume(self) -> None:
-        """Read every job kept; start again those that were queued or running."""
+        """Read every job kept; start again those that were queued or running. A job whose
+        job.json cannot be read is listed as "damaged" with the reason (and said on stderr),
+        never skipped in silence; its folder is left as it is."""
         if not self.root.exists():
             return
         for path in sorted(self.root.glob("*/job.json")):
-            try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
+            record = _read_record(path)
+            if "error" in record and record.get("state") == "damaged":
+                log.warning("%s", record["error"])
             job = Job(path.parent, record)
             self.jobs[job.id] = job
             if record.get("state") in ACTIVE:
@@ -198,7 +209,12 @@ class Jobs:
     async def _evaluation(self, job: Job) -> Evaluation:
         """The track's evaluation, as `nuggetizer evaluate` plans it, into the job's out/."""
         record = job.record
-        config: Track = await asyncio.to_thread(load_track, self.tracks()[record["track"]])
+        known = self.tracks()
+        if not isinstance(record.get("track"), str) or record["track"] not in known:
+            raise ConfigError(f"track {record.get('track')!r} (in {job.folder / 'job.json'}) "
+                              f"is not one this server knows ({', '.join(sorted(known))}): "
+                              "start the server with --track NAME=FILE, then resume the job")
+        config: Track = await asyncio.to_thread(load_track, known[record["track"]])
         only = set(record["only_topics"]) if record.get("only_topics") else None
         names = config.method_list()
         several = len(names) > 1
@@ -213,6 +229,7 @@ class Jobs:
         record = job.record
         record["state"], record["started"] = "running", _now()
         record["runs"] = int(record.get("runs", 0)) + 1
+        record["usage_before"] = job.recorded()
         job.save()
         job.event("started", run=record["runs"])
         try:
@@ -236,7 +253,7 @@ class Jobs:
         except Interrupted:
             record["state"] = "cancelled"
         except asyncio.CancelledError:  # the server stops: resumed at its next start
-            record["usage_before"] = job.usage()
+            record["usage_before"] = job.recorded()
             job.assessor = None
             job.save()
             raise
@@ -245,10 +262,28 @@ class Jobs:
         except Exception as exc:  # noqa: BLE001 - said in the job, never a traceback
             record["state"], record["error"] = "failed", f"{type(exc).__name__}: {exc_text(exc)}"
         record["finished"] = _now()
-        record["usage_before"] = job.usage()
+        record["usage_before"] = job.recorded()
         job.assessor = None
         job.save()
         job.event("end", state=record["state"])
+
+
+def _read_record(path: Path) -> dict[str, Any]:
+    """A job's record from its job.json, or a "damaged" record saying what is wrong with it
+    and what to do."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(record, dict) and isinstance(record.get("id"), str) \
+                and record.get("id") == path.parent.name:
+            return record
+        why = "it is not the record of this job (no matching id)"
+    except OSError as exc:
+        why = f"it cannot be read ({exc.strerror or exc})"
+    except ValueError as exc:
+        why = f"it is not whole JSON, perhaps cut short ({exc})"
+    return {"id": path.parent.name, "state": "damaged",
+            "error": f"{path}: {why}; the job is not resumed: repair the file or delete the "
+                     "job's folder"}
 
 
 def _jobs(request: Request) -> Jobs:
@@ -265,6 +300,8 @@ async def submit(request: Request, payload: Payload) -> dict[str, Any]:
         job = jobs.get(str(payload["resume"]))
         if job.record["state"] in ACTIVE:
             raise ApiError(409, "job_running", f"job {job.id} is {job.record['state']}")
+        if job.record["state"] == "damaged":
+            raise ApiError(409, "job_damaged", job.record["error"])
         job.record.pop("error", None)
         job.record.pop("cancel", None)
         jobs.start(job)

@@ -6,6 +6,7 @@ CLI would write, their provenance and the request's usage."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -13,8 +14,9 @@ from fastapi import APIRouter, Request
 from nuggetizer.interface.registry import method_names
 from nuggetizer.relevance.scales import Grading, get_scale
 from nuggetizer.scoring.engine import read_judged, score_judged
+from nuggetizer.serve.door import Payload
 from nuggetizer.serve.engine import Engine
-from nuggetizer.serve.errors import ApiError, Payload
+from nuggetizer.serve.errors import ApiError
 from nuggetizer.serve.inputs import flag, items, key_inputs_of, keys_of, read_back, targets_of, text
 from nuggetizer.serve.jobs import leaderboard
 from nuggetizer.serve.steps import build_keys, grade, judge
@@ -29,9 +31,7 @@ def _engine(request: Request) -> Engine:
 
 
 def _method(engine: Engine, payload: dict[str, Any]) -> Any:
-    settings = payload.get("settings") or {}
-    if not isinstance(settings, dict):
-        raise ApiError(422, "invalid_request", "settings: an object")
+    settings = payload.get("settings")
     name = payload.get("method", "nuggets")
     if name not in method_names():
         raise ApiError(422, "unknown_method", f"method: {name!r} is not one of "
@@ -80,16 +80,37 @@ async def judgments(request: Request, payload: Payload) -> dict[str, Any]:
     limit = engine.settings.max_items
     answers = items(payload, "answers", limit)
     given = items(payload, "keys", limit, required=method.judging.needs_key)
-    lenient = flag(payload, "lenient")
+    lenient = flag(payload, "lenient", engine.settings.lenient)
     passages = payload.get("passages") or {}
     if not isinstance(passages, dict) or len(passages) > limit:
         raise ApiError(422, "invalid_request", f"passages: an object of at most {limit} texts")
     async with engine.work() as work:
         made_keys = keys_of(method, work.scratch, given, lenient) if given else None
         targets = targets_of(method, work.scratch, answers, passages)
-        judged = await judge(work, method, made_keys, targets)
+        judged, _ = await judge(work, method, made_keys, targets)
         return {"method": method.name, "judgments": judged,
+                "dropped": dropped(answers, judged, made_keys),
                 "provenance": engine.provenance(work, method), "usage": work.usage()}
+
+
+def dropped(answers: list[Any], judged: list[dict[str, Any]], keys: dict[str, Any] | None
+            ) -> dict[str, Any]:
+    """The answers a request gave that have no judgment, each with its place in `answers`
+    and why: `{"count", "why": {reason: n}, "answers": [{"index", "run_id", "topic_id",
+    "why"}]}`."""
+    done = {(str(r.get("run_id")), str(r.get("qid"))) for r in judged}
+    left: list[dict[str, Any]] = []
+    for index, answer in enumerate(answers):
+        run_id = str(answer.get("run_id") or (answer.get("metadata") or {}).get("run_id"))
+        topic = str(answer.get("topic_id") or (answer.get("metadata") or {}).get(
+            "narrative_id"))
+        if (run_id, topic) in done:
+            continue
+        why = ("its topic has no key" if keys is not None and topic not in keys
+               else "its topic's key has nothing to judge")
+        left.append({"index": index, "run_id": run_id, "topic_id": topic, "why": why})
+    reasons = Counter(item["why"] for item in left)
+    return {"count": len(left), "why": dict(reasons), "answers": left}
 
 
 @router.post("/v1/scores")
@@ -101,7 +122,7 @@ async def scores(request: Request, payload: Payload) -> dict[str, Any]:
     limit = engine.settings.max_items
     records = items(payload, "judgments", limit)
     given = items(payload, "keys", limit, required=False)
-    lenient = flag(payload, "lenient")
+    lenient = flag(payload, "lenient", engine.settings.lenient)
     topics = payload.get("topics")
     if topics is not None and (not isinstance(topics, list)
                                or not all(isinstance(t, str) for t in topics)):
@@ -135,7 +156,7 @@ async def relevance(request: Request, payload: Payload) -> dict[str, Any]:
             for n, i in enumerate(inputs)}
     texts = {pid: d for i in inputs for pid, d in zip(pool[i.qid], i.documents)}
     async with engine.work() as work:
-        graded = await grade(work, {i.qid: Topic(id=i.qid, text=i.query) for i in inputs},
+        graded, _ = await grade(work, {i.qid: Topic(id=i.qid, text=i.query) for i in inputs},
                              pool, texts, grading)
         grades = []
         for i in inputs:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from nuggetizer.errors import InputError
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.plan.score import TABLES, score_stage
@@ -35,18 +36,32 @@ class Announcing(Protocol):
 
 
 def read_plan(folder: Path) -> dict[str, Any]:
-    plan: dict[str, Any] = json.loads((folder / PLAN_FILE).read_text(encoding="utf-8"))
+    """The plan a job was given (its plan.json); InputError naming the file when it is
+    missing or damaged."""
+    path = folder / PLAN_FILE
+    try:
+        plan = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(path, None, f"{path} cannot be read ({exc.strerror or exc}): the "
+                         "job's plan is lost; submit it again") from None
+    except ValueError as exc:
+        raise InputError(path, None, f"{path} is not whole JSON, perhaps cut short ({exc}): "
+                         "the job's plan is lost; submit it again") from None
+    if not isinstance(plan, dict):
+        raise InputError(path, None, f"{path} is not a plan (a JSON object): submit it again")
     return plan
 
 
 def check_plan(engine: Engine, folder: Path, plan: dict[str, Any]) -> None:
     """Check the plan as the job will read it (422 at once), then keep it in `folder`."""
-    method = engine.method(plan.get("method", "nuggets"), plan.get("settings") or {})
+    method = engine.method(plan.get("method", "nuggets"), plan.get("settings"),
+                           "plan.settings")
     inputs = folder / "in"
     inputs.mkdir()
     keys = items(plan, "keys", MAX_PLAN_ITEMS, required=method.judging.needs_key)
+    plan["lenient"] = flag(plan, "lenient", engine.settings.lenient)  # kept: a restart agrees
     if keys:
-        keys_of(method, inputs, keys, flag(plan, "lenient"))
+        keys_of(method, inputs, keys, plan["lenient"])
     targets_of(method, inputs, items(plan, "answers", MAX_PLAN_ITEMS), plan.get("passages"))
     write_text_atomic(folder / PLAN_FILE, json.dumps(plan, ensure_ascii=False))
 

@@ -39,6 +39,7 @@ class Settings:
     max_items: int = DEFAULT_MAX_ITEMS
     tracks: dict[str, str] = field(default_factory=dict)  # name -> builtin name or track.toml
     workbench: str | None = None  # the assessors' workbench's database, served under /workbench
+    lenient: bool = False  # requests' default `lenient` (off-menu key labels kept unjudged)
 
     def check(self) -> None:
         """ConfigError when the server would be open to the network without a token."""

@@ -21,6 +21,8 @@ Faults (`--fault-rate`, spread over `--fault-mix` with optional weights, e.g. `4
 `--poison TEXT` (repeatable): a prompt containing TEXT always gets garbage (never parses).
 `--refuse TEXT` (repeatable): a request whose messages contain TEXT is refused at once with
 HTTP 400 and OpenAI's context-length error body, as a server does for a prompt too long.
+`--fail TEXT` (repeatable): a request whose messages contain TEXT is answered HTTP 500 every
+time (a server that fails on some inputs: retried, then given up on).
 `--api-key KEY`: answer HTTP 401 to requests without `Authorization: Bearer KEY`;
 `--model NAME` (repeatable): answer HTTP 404 (model_not_found) to requests for other models.
 `--persona reasoning`: an OpenAI-style reasoning model (emulator_reasoning.py, its flags).
@@ -102,6 +104,7 @@ class Settings:
     hang: float = 30.0
     poison: list[str] = field(default_factory=list)
     refuse: list[str] = field(default_factory=list)
+    fail: list[str] = field(default_factory=list)
     api_key: str | None = None
     models: list[str] = field(default_factory=list)
     obey_injection: bool = False
@@ -336,6 +339,8 @@ class Emulator:
             self.record({**entry, "outcome": "unsupported", "status": 400,
                          "param": rejected["error"]["param"]})
             return 400, {}, rejected
+        if any(marker in str(m.get("content") or "") for m in messages for marker in s.fail):
+            fault = "500"
         if fault == "timeout":
             self.record({**entry, "outcome": "timeout", "status": None})
             await asyncio.sleep(s.hang)
@@ -427,8 +432,8 @@ class Emulator:
 
     async def route(self, method: str, path: str, raw: bytes,
                     headers: dict[str, str]) -> tuple[int, dict, Any]:
+        batched = await self.batches.route(method, path, raw, headers)  # query kept
         path = path.split("?", 1)[0].rstrip("/")
-        batched = await self.batches.route(method, path, raw, headers)
         if batched is not None:
             return batched
         try:
@@ -486,7 +491,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings(
         seed=args.seed, latency=args.latency, jitter=args.jitter, fault_rate=args.fault_rate,
         fault_mix=parse_mix(args.fault_mix), retry_after=args.retry_after, hang=args.hang,
-        poison=list(args.poison), refuse=list(args.refuse), obey_injection=args.obey_injection,
+        poison=list(args.poison), refuse=list(args.refuse), fail=list(args.fail),
+        obey_injection=args.obey_injection,
         api_key=args.api_key, models=list(args.model), persona=args.persona,
         reasoning_tokens=args.reasoning_tokens, reasoning_format=args.reasoning_format,
         tool_rounds=args.tool_rounds,
@@ -524,6 +530,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--refuse", action="append", default=[], help="answer HTTP 400 "
                         "(context length exceeded) to requests that contain this text "
                         "(repeatable)")
+    parser.add_argument("--fail", action="append", default=[], help="answer HTTP 500 to "
+                        "requests that contain this text, every time (repeatable)")
     parser.add_argument("--api-key", help="answer HTTP 401 without this bearer key")
     parser.add_argument("--model", action="append", default=[], help="answer HTTP 404 to "
                         "other models (repeatable)")

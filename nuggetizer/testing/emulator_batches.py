@@ -17,6 +17,8 @@ Settings (POST /_control, with the chat ones):
   batch_fail       [TEXT, ...]: a line whose messages contain TEXT always fails
   batch_busy       N: the next N calls of the files and batches endpoints answer HTTP 429
                    (Retry-After 0.05 s), as a busy Batch API does
+  batch_page       N: GET /v1/batches lists at most N batches a page (default 100; `limit`
+                   and `after` as OpenAI's)
 GET /_stats has the counters under "batches": files, batches (created), lines, polls, busy
 (the 429s answered).
 """
@@ -53,7 +55,8 @@ class Batches:
         self.settings: dict[str, Any] = {"batch_polls": 1, "batch_hold": False,
                                          "batch_hold_from": None,
                                          "batch_expire": None, "batch_fail_rate": 0.0,
-                                         "batch_fail": [], "batch_busy": 0}
+                                         "batch_fail": [], "batch_busy": 0,
+                                         "batch_page": 100}
         self.counts = {"files": 0, "batches": 0, "lines": 0, "polls": 0, "busy": 0}
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -72,7 +75,7 @@ class Batches:
     async def route(self, method: str, path: str, raw: bytes, headers: dict[str, str]
                     ) -> Answer | None:
         """The answer to a files or batches request, None for another path."""
-        parts = path.split("?", 1)[0].split("/")
+        parts = path.split("?", 1)[0].rstrip("/").split("/")
         where = next((i for i, p in enumerate(parts) if p in ("files", "batches")), None)
         if where is None:
             return None
@@ -95,11 +98,19 @@ class Batches:
         if kind == "batches" and method == "POST" and not rest:
             return self._create(json.loads(raw or b"{}"))
         if kind == "batches" and method == "GET" and not rest:
-            newest = sorted(self.batches.values(), key=lambda b: -int(b["id"].split("_")[1]))
-            return 200, {}, {"object": "list", "data": newest, "has_more": False}
+            return 200, {}, self._listing(path)
         if kind == "batches" and method == "GET" and len(rest) == 1:
             return self._poll(rest[0])
         return 404, {}, {"error": {"message": f"no route {method} {path}"}}
+
+    def _listing(self, path: str) -> dict[str, Any]:
+        """A page of the batches, newest first (`limit`, `after`: OpenAI's query)."""
+        query = dict(p.partition("=")[::2] for p in path.partition("?")[2].split("&") if p)
+        newest = sorted(self.batches.values(), key=lambda b: -int(b["id"].split("_")[1]))
+        if query.get("after") in self.batches:
+            newest = newest[[b["id"] for b in newest].index(query["after"]) + 1:]
+        size = min(int(query.get("limit") or 20), int(self.settings["batch_page"]))
+        return {"object": "list", "data": newest[:size], "has_more": len(newest) > size}
 
     def _store(self, data: bytes, purpose: str) -> dict[str, Any]:
         file_id = f"file-{len(self.files) + 1}"

@@ -229,6 +229,7 @@ class _Checker(ReportChecks, Rag26Checks):
         the length it states."""
         year = 2025 if "metadata" in obj else 2024
         self.references(refs, n, year)
+        self.empty_answer(obj, n)
         texts = [item["text"] for _, item in items]
         for k, item in items:
             for j, cite in enumerate(item["citations"]):
@@ -245,6 +246,7 @@ class _Checker(ReportChecks, Rag26Checks):
             elif stated != computed:
                 self.report.length_within_tolerance += 1
         record = obj
+        self.report.word_limit = LENGTH_LIMIT
         if computed > LENGTH_LIMIT:
             self.report.over_length += 1
             self.add(n, "answer", f"{computed} words, over the {LENGTH_LIMIT}-word limit "
@@ -252,6 +254,13 @@ class _Checker(ReportChecks, Rag26Checks):
                      f"answer over {LENGTH_LIMIT} words")
             record = trim(obj)
         self.fixed_records.append(record)
+
+    def empty_answer(self, obj: dict[str, Any], n: int) -> None:
+        """A warning for an answer that is an empty list: the topic is answered with nothing
+        (every nugget of it unsupported, L 0)."""
+        if obj.get("answer") == []:
+            self.add(n, "answer", "the answer list is empty: the topic is answered with "
+                     "nothing (every nugget not supported, L 0)", "warning", "empty answer")
 
     def references(self, refs: list[str], n: int, year: int) -> None:
         """The references, each a segment id listed once, within the year's limit."""
@@ -334,11 +343,15 @@ def validate_run(
 
 
 def summary_table(reports: list[RunReport]) -> str:
-    """Aligned text: one row per file with run id, topics, over-length, citations, mean L."""
-    head = ("file", "run_id", "topics", "over_400", "citations", "mean_L", "errors", "warnings")
+    """Aligned text: one row per file with run id, topics, the words an answer may have (its
+    year's limit: 400, or 1,024 for TREC RAG 2026) and the answers over it, citations, mean L
+    (cut at that limit, as `score` cuts it)."""
+    head = ("file", "run_id", "topics", "limit", "over_limit", "citations", "mean_L", "errors",
+            "warnings")
     rows = [head] + [
-        (Path(r.path).name, r.run_id or "-", str(r.topics), str(r.over_length), str(r.citations),
-         f"{r.mean_length:.1f}", str(r.errors), str(r.warnings))
+        (Path(r.path).name, r.run_id or "-", str(r.topics),
+         "-" if r.word_limit is None else str(r.word_limit), str(r.over_length),
+         str(r.citations), f"{r.mean_length:.1f}", str(r.errors), str(r.warnings))
         for r in reports
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]

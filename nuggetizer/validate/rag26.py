@@ -33,6 +33,9 @@ class Rag26Checks:
             kind: str = "") -> None:
         raise NotImplementedError
 
+    def empty_answer(self, obj: dict[str, Any], n: int) -> None:
+        raise NotImplementedError
+
     def rule_tag(self, rule: str) -> str:
         """" [rag26 RULE]" for a 2026 run's problem, else nothing."""
         return f" [{rag26.NAME} {rule}]" if self.report.shape == rag26.NAME else ""
@@ -40,6 +43,7 @@ class Rag26Checks:
     def check_rag26(self, obj: dict[str, Any], n: int) -> None:
         """One 2026 line: every rule's finding, then its fixed copy."""
         meta = rag26.metadata(obj)
+        self.empty_answer(obj, n)
         findings = rag26.check(obj)
         if self.narratives is not None:
             findings += rag26.check_narrative(meta, self.narratives)
@@ -49,7 +53,10 @@ class Rag26Checks:
                 self.fixable_errors += 1
         items = rag26.listed(obj, "answer")
         texts = [i["text"] for i in items if isinstance(i, dict) and isinstance(i.get("text"), str)]
-        self.lengths.append(answer_length(texts))
+        self.lengths.append(answer_length(texts, rag26.WORD_LIMIT))  # L as `score` cuts it
+        self.report.word_limit = rag26.WORD_LIMIT
+        if rag26.words(obj) > rag26.WORD_LIMIT:
+            self.report.over_length += 1
         self.report.citations += sum(len(i["citations"]) for i in items if isinstance(i, dict)
                                      and isinstance(i.get("citations"), list))
         self.fixed_records.append(self.fixed(obj, meta))

@@ -40,7 +40,8 @@ class RunReport:
     shape: str | None = None  # "rag24", "rag25", "rag26" or "report"
     track: str | None = None  # the report track whose rules were checked
     topics: int = 0
-    over_length: int = 0
+    over_length: int = 0  # answers over `word_limit`
+    word_limit: int | None = None  # the run's year's words per answer (None: no limit known)
     citations: int = 0
     mean_length: float = 0.0
     problems: list[Problem] = field(default_factory=list)

@@ -204,3 +204,45 @@ def test_only_topics_and_sample(tmp_path: Path) -> None:
     assert dry.exit_code == 0, dry.output
     assert not (tmp_path / "dry" / "agreement.json").exists()
 
+
+
+def test_an_answer_the_judge_labelled_nothing_of_is_left_out_of_both_boards_as_score_does(
+        tmp_path: Path) -> None:
+    """The judge failed every window of one answer (run2, t1): it is no 0 on the judge's side
+    (the issue's V_strict 0.2981 on the board where `score` says 0.3727); both boards and the
+    rankings leave it out and count it, and the judge's board equals what the score engine
+    makes of the same labels."""
+    from nuggetizer.interface.registry import make_method
+    from nuggetizer.scoring.engine import read_judged, score_judged
+
+    path = tmp_path / "nist.jsonl"
+    write_nist(path, topics=4, runs=5, seed=5)
+    answers = read_nist_assignments(path)
+    judged = {(a.run_id, a.qid): list(a.labels) for a in answers}
+    judged["run2", "t1"] = ["unjudged"] * 6
+    result = human_agreement(answers, judged)
+    assert (result.nothing_judged, result.missing, result.answers) == (1, 0, 19)
+    assert "1 answers with nothing judged by the judge, left out of both boards" \
+        in result.headline()
+    assert result.unjudged == 6 and result.confusion_tsv().count("\t") > 0
+    kept = [a for a in answers if (a.run_id, a.qid) != ("run2", "t1")]
+    for side, board in (("h", result.human_board), ("j", result.judge_board)):
+        for run in sorted(board):
+            mine = [v_strict(a.importance, list(a.labels) if side == "h" else
+                             judged[a.run_id, a.qid]) for a in kept if a.run_id == run]
+            assert board[run]["V_strict"] == pytest.approx(fmean(mine))
+    assert json.loads(result.json())["nothing_judged"] == 1
+
+    folder = tmp_path / "judge"  # the same labels as assessments, scored by `score`'s engine
+    folder.mkdir()
+    for run in sorted({a.run_id for a in answers}):
+        (folder / f"{run}.jsonl").write_text("".join(json.dumps({
+            "run_id": a.run_id, "qid": a.qid, "query": a.query, "answer_text": a.answer,
+            "nuggets": [{"text": t, "importance": i, "assignment": lab} for t, i, lab in
+                        zip(a.texts, a.importance, judged[a.run_id, a.qid])]}) + "\n"
+            for a in answers if a.run_id == run))
+    method = make_method("nuggets", {})
+    table = score_judged(method, read_judged(method, [folder], scoring=True))
+    assert table.left_out["answers with nothing judged"] == 1
+    for run, row in result.judge_board.items():
+        assert table.means[run]["V_strict"] == pytest.approx(row["V_strict"])

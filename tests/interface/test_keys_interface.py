@@ -193,7 +193,7 @@ def test_cli_method_errors(tmp_path: Path) -> None:
     assert not out.exists()
     result = cli("nuggetize", "--method", "crux", "--set", "n_questions=many", "--topics",
                  topics, "-o", out, *unreachable)
-    one_line_error(result, "n_questions must be a int")
+    one_line_error(result, "n_questions must be an integer")
     key = tmp_path / "udcg.jsonl"
     key.write_text('{"qid": "t1", "query": "q", "passages": []}\n')
     result = cli("assign", "--method", "udcg", "--key", key, "--run",

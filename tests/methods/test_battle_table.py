@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,9 @@ def test_lenient_reads_an_off_menu_verdict_as_unjudged_in_its_place(tmp_path, mo
     assert read[5].record["result"] == "unjudged" and read[5].record["unjudged"] == 1
 
 
-def test_style_that_is_not_counts_leaves_that_battle_without_style(tmp_path):
+def test_style_that_is_not_counts_is_refused_or_with_lenient_left_out(tmp_path):
+    """A negative word count (or a fraction, or a style that is no pair of counts) is an
+    error naming the line and the field; --lenient scores that battle without style."""
     base = {"qid": "q1", "run_a": "alpha", "run_b": "beta",
             "orders": [{"first": "alpha", "verdict": "A"}]}
     path = write(tmp_path / "b.jsonl", [
@@ -165,7 +168,17 @@ def test_style_that_is_not_counts_leaves_that_battle_without_style(tmp_path):
         {**base, "qid": "q4", "style": {"a": STYLE, "b": {"words": 10}}},  # others 0
         {**base, "qid": "q5", "style": "long"},
     ])
-    table = BattlesMethod().read_table([path])
+    with pytest.raises(InputError) as raised:
+        BattlesMethod().read_table([path])
+    assert (raised.value.path, raised.value.line) == (str(path), 2)
+    assert raised.value.message.startswith("style.b.words is -3, not a count (a whole number "
+                                           "from 0) (--lenient scores the battle without style")
+    for broken, says in ((3, "style.b.bold is 1.5"), (5, "'style' must give both answers'")):
+        one = write(tmp_path / f"{broken}.jsonl", [base, json.loads(
+            path.read_text().splitlines()[broken - 1])])
+        with pytest.raises(InputError, match=re.escape(says)):
+            BattlesMethod().read_table([one])
+    table = BattlesMethod().read_table([path], lenient=True)
     assert table.styled.tolist() == [True, False, False, True, False]
     assert table.style[3].tolist() == [120, 1, 3, 0, 2, 10, 0, 0, 0, 0]
     assert not table.style[[1, 2, 4]].any()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -108,14 +109,18 @@ def test_an_empty_criterion_on_a_sheet_is_refused_as_empty(tmp_path: Path) -> No
     assert not (tmp_path / "back").exists()
 
 
-def test_a_topic_without_criteria_is_left_out_and_counted_never_zero(tmp_path: Path) -> None:
+def test_a_topic_without_criteria_is_left_out_and_counted_never_zero(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     key = write_jsonl(tmp_path / "key.jsonl", [KEY, EMPTY])
     run = write_run(tmp_path / "run.jsonl", "r1", ["t1", "t2"])
     judged = tmp_path / "judged"
-    made = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o", judged,
-                   "--assessor", "mock", "--no-cache")
+    with caplog.at_level(logging.WARNING, logger="nuggetizer.methods.rubrics.method"):
+        made = run_cli("assign", "--method", "rubrics", "--key", key, "--run", run, "-o",
+                       judged, "--assessor", "mock", "--no-cache")
     assert made.exit_code == 0, made.output
-    assert "1 answers, 1 skipped (topic's key has no criteria)" in made.output
+    assert "1 answers, 1 skipped (topic's key has no criteria: topic t2)" in made.output
+    assert f"{key}:2: topic 't2' has no criteria: it is skipped (neither graded nor " \
+        "scored); give it a criterion to grade it" in [r.getMessage() for r in caplog.records]
     assert [r["qid"] for r in judged_lines(judged, "r1")] == ["t1"]
     # a judgment of t2 written before (no criteria: the old record) is not scored 0 either
     old = dict(judged_lines(judged, "r1")[0], qid="t2", criteria=[], unjudged=0)

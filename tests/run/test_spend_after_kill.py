@@ -169,7 +169,9 @@ def test_a_damaged_spend_journal_stops_the_resume_with_the_line_to_fix(tmp_path:
         kill_after(server, assign(track, out, server.url, cache), 3, env=environment())
     journal = out / "usage.json.spend"
     lines = journal.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 3 and all(json.loads(x)["calls"] == 1 for x in lines)
+    answers = [x for x in lines if "calls" in json.loads(x)]  # beside each attempt's "sent"
+    assert len(answers) == 3 and all(json.loads(x)["calls"] == 1 for x in answers)
+    assert sum("sent" in json.loads(x) for x in lines) >= 3
     damaged = "\n".join(["{not json", *lines[1:]]) + "\n"
     journal.write_text(damaged, encoding="utf-8")
     with emulator(tmp_path, *SERVER, name="second") as server:
@@ -270,3 +272,28 @@ def test_batched_usage_equals_the_server_after_a_sigkill_and_a_resume(
         assert re.search(r"[1-9]\d* answers folded by an earlier command", done.stderr), \
             done.stderr
     assert not list(out.rglob("*.spend"))
+
+
+def test_calls_in_flight_at_the_kill_are_reported_and_bound_the_spend(tmp_path: Path,
+                                                                       track) -> None:
+    """Killed with 4 calls at the server (held there, never answered): each attempt was
+    journalled as sent before it went out, so the resume says 4 calls were lost and usage.json
+    bounds the spend: `calls` answered and received, `calls + lost` sent, which is what the
+    server received."""
+    out, cache = tmp_path / "out", tmp_path / "c.sqlite"
+    at = 5
+    with emulator(tmp_path, *SERVER, name="first") as server:
+        server.control(answer_limit=at)
+        kill_when(assign(track, out, server.url, cache),  # --concurrency 4: 4 held at once
+                  lambda: server.stats()["requests"] >= at + 4, env=environment(), cwd=ROOT)
+        received = server.stats()["requests"]
+        first = answered(server, "live")
+    assert (len(first), received) == (at, at + 4)
+    with emulator(tmp_path, *SERVER, name="second") as server:
+        done = run(assign(track, out, server.url, cache))
+    assert "4 calls sent, answers lost: the provider may bill them" in done.stderr, done.stderr
+    killed = usage(out / "usage.json")["history"][0]
+    assert killed["killed"] and spent(killed["usage"]) == totals(first)
+    assert killed["usage"]["lost"] == 4
+    assert killed["usage"]["calls"] + killed["usage"]["lost"] == received  # the upper bound
+    assert usage(out / "usage.json")["usage"]["lost"] == 4

@@ -106,7 +106,7 @@ def test_assign_forms(server: Served) -> None:
     assert isinstance(rows, list) and len(rows) == 2
     assert [r["run_id"] for r in rows] == ["demo-run", "direct-assign"]
     assert set(rows[0]) == {"query", "qid", "answer_text", "response_length", "run_id",
-                            "nuggets"}
+                            "nuggets", "length"}  # castorini's, and L (counted here)
     assert rows[0]["nuggets"] == made["nuggets"] and batch["metrics"] == {"record_count": 2}
     envelopes = {"answer_envelope": {"schema_version": "castorini.cli.v1", "artifacts": [
                      {"name": "generation-results", "value": [ANSWER_RECORD]}]},
@@ -136,3 +136,75 @@ def test_unknown_model_override_is_kept_apart(server: Served, tmp_path: Path) ->
     body = ok(server, "/v1/assign", {"query": "q", "context": "c", "nuggets": ["n"],
                                      "overrides": {"model": "other"}}, "nuggetizer", "assign")
     assert body["resolved"]["model"] == "mock"
+
+
+def test_real_nuggets_with_off_menu_importance_are_judged_when_lenient(tmp_path: Path) -> None:
+    """TREC RAG 2024's nuggets.mistral.jsonl labels two nuggets of topic 2024-44329
+    "not_relevant": refused (400, naming the label) unless the request (or the server, with
+    `serve --lenient`) asks for `lenient`, which judges every nugget, their importance
+    unjudged for scoring and echoed as given (castorini's server takes any label)."""
+    import json
+
+    from shared_data import RAG24
+
+    nuggets = next(r for r in map(json.loads, (RAG24 / "nuggets.mistral.jsonl").open())
+                   if r["qid"] == "2024-44329")
+    run = sorted((RAG24 / "runs").glob("*.jsonl"))[0]
+    answer = next(r for r in map(json.loads, run.open()) if r["topic_id"] == "2024-44329")
+    payload = {"answer_records": [answer], "nugget_record": nuggets}
+    off_menu = sum(n["importance"] not in ("vital", "okay") for n in nuggets["nuggets"])
+    assert off_menu == 2
+    with serve(tmp_path, "--assessor", "mock") as strict, \
+            serve(tmp_path, "--assessor", "mock", "--lenient", name="lenient") as lenient:
+        status, body = strict.post("/v1/assign", payload)
+        assert status == 400 and "not_relevant" in body["errors"][0]["message"], body
+        for served, asked in ((strict, {**payload, "lenient": True}), (lenient, payload),
+                              (strict, {**payload, "overrides": {"lenient": True}})):
+            status, body = served.post("/v1/assign", asked)
+            assert status == 200, body
+            [record] = data(body, "assign-result")
+            assert len(record["nuggets"]) == len(nuggets["nuggets"])
+            assert [n["importance"] for n in record["nuggets"]] == [
+                n["importance"] for n in nuggets["nuggets"]]
+            assert all(n["assignment"] in ("support", "partial_support", "not_support")
+                       for n in record["nuggets"])
+            assert body["resolved"]["lenient"] is True
+        status, body = lenient.post("/v1/assign", {**payload, "lenient": False})
+        assert status == 400  # the request's own choice wins
+
+
+def test_the_batch_output_scores_with_the_l_validate_gives(server: Served, tmp_path: Path
+                                                          ) -> None:
+    """An answer whose 400-word cut falls after a Markdown heading object: castorini's
+    output joins the objects into one text, whose sentences differ from the objects; the L it
+    carries is the objects' (as `validate` counts it), which `score` takes."""
+    import json
+
+    from click.testing import CliRunner
+
+    from nuggetizer.cli import cli
+
+    texts = [" ".join(["alpha"] * 60) + "." for _ in range(6)] + [
+        "## Sources", " ".join(["alpha"] * 40) + "."]
+    answer = {"run_id": "heading-run", "topic_id": "q1", "topic": "What is Python used for?",
+              "references": [], "response_length": 402,
+              "answer": [{"text": t, "citations": []} for t in texts]}
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps(answer) + "\n")
+    batch = ok(server, "/v1/assign", {"answer_records": [answer],
+                                      "nugget_record": NUGGET_RECORD}, "nuggetizer", "assign")
+    [row] = data(batch, "assign-result")
+    assert row["length"] == 362 and row["response_length"] == 402
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text(json.dumps(row) + "\n")
+    scored = CliRunner().invoke(cli, ["score", str(judged)])
+    assert scored.exit_code == 0, scored.output
+    assert next(x for x in scored.stdout.splitlines()
+                if x.startswith("heading-run")).split()[-1] == "362.0000"
+    validated = CliRunner().invoke(cli, ["validate", str(run)])
+    assert validated.stdout.splitlines()[-1].split()[6] == "362.0"  # mean_L
+    row.pop("length")  # castorini's own output: L from the joined text, 2 words less
+    judged.write_text(json.dumps(row) + "\n")
+    scored = CliRunner().invoke(cli, ["score", str(judged)])
+    assert next(x for x in scored.stdout.splitlines()
+                if x.startswith("heading-run")).split()[-1] == "360.0000"

@@ -54,7 +54,8 @@ def test_malformed_and_wrong_types(guarded: tuple[Served, Server]) -> None:
     served, _ = guarded
     refused(served.call("POST", "/v1/judgments", raw=b'{"answers": ['), 422,
             "invalid_request", "malformed JSON")
-    refused(served.post("/v1/judgments", [1, 2]), 422, "invalid_request", "dict")
+    refused(served.post("/v1/judgments", [1, 2]), 422, "invalid_request",
+            "the body must be a JSON object, not an array")
     refused(served.post("/v1/judgments", {"answers": "text"}), 422, "invalid_request",
             "answers: a non-empty list")
     refused(served.post("/v1/judgments", {"keys": [{"qid": 1}], "answers": [{"run_id": "r"}]}),

@@ -103,6 +103,18 @@ def test_killed_with_the_server_then_resumed(tmp_path: Path) -> None:
     # event loop while the calls they free a slot for are sent (at most the concurrency again)
     assert len(sent) - len(set(sent)) <= 2 * CONCURRENCY
     assert len(sent) <= calls + 2 * CONCURRENCY
+    # the job's usage is its own records' (the killed run's from its spend journal), and
+    # bounds what the LLM answered: calls received, calls + lost sent
+    usage = done["usage"]
+    assert usage["calls"] == recorded(state / "jobs" / job["id"] / "out", "calls")
+    assert usage.get("lost", 0) == recorded(state / "jobs" / job["id"] / "out", "lost")
+    assert usage["calls"] <= len(sent) <= usage["calls"] + usage.get("lost", 0), usage
+
+
+def recorded(out: Path, counter: str) -> int:
+    """A counter of every step's usage.json under a job's out/, added up."""
+    return sum(int(json.loads(p.read_text())["usage"].get(counter, 0))
+               for p in out.rglob("*usage.json"))
 
 
 def test_cancelled_job_keeps_what_was_judged(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from nuggetizer.interface.declare import check_choices, setting
 from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
-from nuggetizer.measures.style import answer_style
+from nuggetizer.measures.style import FEATURES, answer_style
 from nuggetizer.measures.verdicts import SWAPPED
 from nuggetizer.methods.battles import measures as mb
 from nuggetizer.methods.battles.measures import POSITION, two_orders
@@ -71,9 +71,10 @@ class BattlesConfig:
     seed: int = setting(0, "seed of the presentation order (one order) and of the bootstrap")
     ties: str = setting("half", "tie rule of the Bradley-Terry fit: half a win to each side, "
                         "or Davidson's model", choices=("half", "davidson"))
-    rounds: int = setting(200, "bootstrap rounds (resampling topics) of the score intervals")
+    rounds: int = setting(200, "bootstrap rounds (resampling topics) of the score intervals",
+                          minimum=0)
     level: float = setting(0.95, "confidence level of the score intervals")
-    reasks: int = setting(DEFAULT_REASKS, "re-asks of a verdict that does not parse")
+    reasks: int = setting(DEFAULT_REASKS, "re-asks of a verdict that does not parse", minimum=0)
     rubrics: str = setting("", "rubrics file (ResearchRubrics' shape, or author-rubrics'): the "
                            "topic's criteria shown in the prompt, as RAGDoll's rubric-guided "
                            "battles show them")
@@ -163,6 +164,21 @@ def style_of(target: Target) -> dict[str, int]:
     text = "\n".join(s.text.strip() for s in target.sentences) if target.sentences \
         else target.answer or ""
     return answer_style(text, sum(len(s.citations) for s in target.sentences))
+
+
+def style_problem(style: Any) -> str | None:
+    """What is wrong with a battle record's `style` (None: nothing, or no style): both
+    answers' covariates, each a count, a whole number from 0 (missing ones are 0)."""
+    if style is None:
+        return None
+    if not isinstance(style, dict) or not all(isinstance(style.get(s), dict) for s in "ab"):
+        return "'style' must give both answers' counts: {\"a\": {...}, \"b\": {...}}"
+    for side in "ab":
+        for name in FEATURES:
+            value = style[side].get(name, 0)
+            if type(value) is not int or not 0 <= value < 2 ** 32:
+                return f"style.{side}.{name} is {value!r}, not a count (a whole number from 0)"
+    return None
 
 
 def first_shown(seed: int, key: str) -> str:
@@ -313,6 +329,12 @@ class BattlesMethod(AnswerKeyMethod):
                                  f"{', '.join(VERDICTS)} or {UNJUDGED} (--lenient records it "
                                  "unjudged)")
             order["verdict"], order["reason"] = UNJUDGED, f"off-menu verdict {verdict!r}"
+        problem = style_problem(obj.get("style"))
+        if problem is not None:
+            if not lenient:
+                raise InputError(path, line, f"{problem} (--lenient scores the battle without "
+                                 "style control)")
+            obj["style"] = None
         obj.update(outcome(obj))
         return obj
 

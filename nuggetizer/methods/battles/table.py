@@ -413,6 +413,8 @@ class _Reader:
         result = np.where(missing, 3, np.where(agree, r1, 2))
         flip = np.where(single | missing, -1, (~agree).astype(np.int8))
         style, styled = _style_block(side_a, side_b)
+        ok &= styled | np.array([side is _NO_STYLE for side in side_a], dtype=bool)  # a style
+        # that is not counts: the full reader refuses it (or, --lenient, drops it)
         file = np.asarray(block.file, dtype=np.int32)
         line = np.asarray(block.line, dtype=np.int32)
         self.parts.append({"topic": topic[ok], "a": a[ok], "b": b[ok],

@@ -42,6 +42,7 @@ from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.nuggets import (
     DECLARED,
+    LENGTH_LIMIT,
     answer_length,
     answer_scores,
     failures_scored,
@@ -82,6 +83,7 @@ class NuggetsMethod(AnswerKeyMethod):
     judging = Judging.keyed(needs={"qrels", "corpus"}, file="nuggets.jsonl",
                             skip_without_documents=True, judgments_dir="assessments",
                             scored_with_key=False)
+    key_kinds = frozenset({"importance"})  # an off-menu importance: the key's, not the judge's
 
     # where the sub-narratives the nuggets are mapped to came from (None: not mapped)
     sub_narrative_source: dict[str, str] | None = None
@@ -159,16 +161,18 @@ class NuggetsMethod(AnswerKeyMethod):
             dataclasses.replace(target, sentences=[Sentence(text=target.answer or "")])
         assessment = await assign_nuggets(assessor, key, answer, self.length(target),
                                           self.config)
-        return Outcome(assessment_record(assessment),
-                       sum(1 for n in assessment.nuggets if n.assignment == UNJUDGED))
+        return Outcome(assessment_record(assessment), self.judge_unjudged(assessment))
 
     @staticmethod
     def length(target: Target) -> int:
-        """L of a target's answer (words, trimmed at 400 by dropping trailing sentences):
-        the target's own `length` when it gives one, else counted from its sentences."""
+        """L of a target's answer (words, trimmed at its track's limit by dropping trailing
+        sentences: 400, or a TREC RAG 2026 answer's 1,024): the target's own `length` when it
+        gives one, else counted from its sentences (the run's answer objects, as `validate`
+        counts them)."""
         if target.length is not None:
             return target.length
-        return answer_length([s.text for s in target.sentences])
+        return answer_length([s.text for s in target.sentences],
+                             target.word_limit or LENGTH_LIMIT)
 
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:

@@ -50,14 +50,16 @@ class NuggetConfig:
     """The method's knobs; the defaults are the published ones (keep=0 disables the trim)."""
 
     min_grade: int = setting(1, "lowest qrels grade of a judged passage nuggets are made from "
-                             "(nuggetize --min-grade)")
-    window: int = setting(10, "segments per call", flag="--window", commands=("nuggetize",))
+                             "(nuggetize --min-grade)", minimum=0)
+    window: int = setting(10, "segments per call", flag="--window", commands=("nuggetize",),
+                          minimum=1)
     max_nuggets: int = setting(30, "nuggets kept while creating", flag="--max-nuggets",
-                               commands=("nuggetize",))
+                               commands=("nuggetize",), minimum=1)
     keep: int = setting(20, "nuggets kept after sorting (0: all)", flag="--keep",
-                        commands=("nuggetize",))
-    label_batch: int = setting(10, "nuggets per importance-labelling call")
-    assign_batch: int = setting(10, "nuggets per call", flag="--batch", commands=("assign",))
+                        commands=("nuggetize",), minimum=0)
+    label_batch: int = setting(10, "nuggets per importance-labelling call", minimum=1)
+    assign_batch: int = setting(10, "nuggets per call", flag="--batch", commands=("assign",),
+                                minimum=1)
     grades: str = setting("3", "assignment labels: 3 (support, partial_support, not_support) or "
                           "2 (support, not_support: castorini's two-grade prompt, as RAGDoll "
                           "asks it)", choices=tuple(ASSIGN_PROMPTS))

@@ -28,6 +28,7 @@ Judgment record: `{"run_id", "qid", "answer_text", "criteria": [{"criterion", "w
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import re
 from collections import Counter
@@ -67,6 +68,8 @@ SCHEMAS = {grading: label_schema("verdict", menu) for grading, menu in VERDICTS.
 SCHEMA = SCHEMAS["binary"]  # the default scale's
 _WORD = re.compile(r"\b(not[\s_-]*satisfied|unsatisfied|partially[\s_-]*satisfied|satisfied)\b",
                    re.I)
+
+log = logging.getLogger(__name__)
 
 
 def grade_label(text: str, grading: str = "binary") -> str | None:
@@ -132,6 +135,9 @@ class RubricsMethod(AnswerKeyMethod):
                                  "what the answer is graded on, or remove the criterion")
         validated(RubricsKey, obj, path, line)
         obj.setdefault("query", str(obj.get("prompt") or ""))
+        if not obj.get("rubrics"):
+            log.warning("%s:%d: topic %r has no criteria: it is skipped (neither graded nor "
+                        "scored); give it a criterion to grade it", path, line, str(obj["qid"]))
         return obj
 
     def read_keys(self, path: str | Path, lenient: bool = False) -> dict[str, Any]:
