@@ -216,8 +216,10 @@ def test_the_report_shows_every_measure_side_by_side(evaluated: Path, tmp_path: 
     cells = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)]
              for r in re.findall(r"<tr>(.*?)</tr>", table)]
     head = cells[0]
-    assert head[:2] == ["rank", "run_id"]
-    assert [h for h in head if h in rows[0]] == rows[0]  # every measure, in the board's order
+    # rank, then the ranking measure and its interval (in view on a phone), then the run
+    assert head[:4] == ["rank", "V_strict", "V_strict 95% CI", "run_id"]
+    measures = rows[0][1:]  # every measure, in the board's order after the ranking one
+    assert [h for h in head if h in measures] == measures
     for rank, row in enumerate(rows[1:], 1):
         shown = dict(zip(head, cells[rank]))
         assert shown["rank"] == str(rank)
