@@ -145,7 +145,10 @@ def file_checks(name: str) -> tuple[Track | None, list[Check]]:
         track = load_track(name)
     except NuggetizerError as exc:
         return None, [Check("fail", f"track {name}", str(exc), exc.exit_code)]
-    checks = [Check("ok", f"track {name}", f"{track.name}: method {track.method}")]
+    methods = track.method_list()
+    named = f"method {methods[0]}" if len(methods) == 1 else f"methods {', '.join(methods)}"
+    relevance = "; relevance graded first" if track.relevance is not None else ""
+    checks = [Check("ok", f"track {name}", f"{track.name}: {named}{relevance}")]
     for role, path in track_files(track):
         if not path.is_file() or not os.access(path, os.R_OK):
             checks.append(Check("fail", role, f"{path}: not found or not readable", 2))

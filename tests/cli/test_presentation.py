@@ -61,6 +61,15 @@ def test_doctor_on_the_sample_track_with_mock(tmp_path: Path) -> None:
     assert "  ok  assessor mock answers: answered " in out
     assert f"  ok  cache: {cache} (not made yet; " in out
     assert "doctor: 0 failed" in err
+    assert "  ok  track sample: sample: method nuggets\n" in out
+
+
+def test_doctor_names_every_method_of_a_track_of_several(tmp_path: Path) -> None:
+    code, out, _ = run("doctor", "--track", "rag26", "--assessor", "mock", "--no-call",
+                       "--cache", str(tmp_path / "c.sqlite"))
+    assert code == 0, out
+    assert ("  ok  track rag26: rag26: methods nuggets, support, rubrics; relevance graded "
+            "first\n") in out
 
 
 def test_doctor_names_a_missing_file_and_exits_2(tmp_path: Path) -> None:
