@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import inspect
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,14 +33,28 @@ from nuggetizer.interface.declare import settings_of
 from nuggetizer.interface.describe import summary
 from nuggetizer.interface.registry import method_class, method_names
 
+try:  # click 8.3+: an option given no default holds this sentinel (shown as no default)
+    from click._utils import UNSET
+except ImportError:  # older click: None
+    UNSET = None
+
 log = logging.getLogger("mkdocs.plugins.nuggetizer")
+BETTER = {True: "higher", False: "lower", None: "neither (descriptive)"}
 
 
 def cell(text: Any) -> str:
-    """Text for a Markdown table cell: HTML and pipes escaped, on one line."""
-    escaped = html.escape(" ".join(str(text).split()))
+    """Text for a Markdown table cell, on one line: outside `code spans`, HTML, pipes and the
+    characters Markdown would read as markup are escaped; a code span is kept as written (its
+    text is shown literally, so an entity there would show as one, `run&#95;batch`)."""
+    parts = re.split(r"(`[^`\n]+`)", " ".join(str(text).split()))
+    return "".join(part if part.startswith("`") and part.endswith("`") and len(part) > 1
+                   else _escaped(part) for part in parts)
+
+
+def _escaped(text: str) -> str:
+    escaped = html.escape(text)
     for char, entity in (("|", "&#124;"), ("*", "&#42;"), ("[", "&#91;"), ("]", "&#93;"),
-                         ("_", "&#95;")):
+                         ("_", "&#95;"), ("`", "&#96;")):
         escaped = escaped.replace(char, entity)
     return escaped
 
@@ -58,7 +73,7 @@ def _type(param: click.Parameter, ctx: click.Context) -> str:
 def _default(param: click.Parameter) -> str:
     if isinstance(param, click.Option) and (param.is_flag or param.default in (None, (), [])):
         return ""
-    if callable(param.default):
+    if callable(param.default) or param.default is UNSET:
         return ""
     return f"`{param.default}`"
 
@@ -142,7 +157,7 @@ def methods_page() -> str:
                   "| measure | what it is | rule | better |", "|---|---|---|---|"]
         for m in cls.declared:
             lines.append(f"| `{m.name}` | {cell(m.description)} | {cell(m.rule())} | "
-                         f"{'higher' if m.higher_better else 'lower'}"
+                         f"{BETTER[m.higher_better]}"
                          f"{' (diagnostic)' if m.diagnostic else ''} |")
         settings = settings_of(cls.config_type)
         lines += ["", "**Settings**", ""]

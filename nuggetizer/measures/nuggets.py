@@ -24,7 +24,7 @@ DECLARED: tuple[Measure, ...] = (
     Measure("A_strict", "nuggets the answer supports fully, over all the topic's nuggets"),
     Measure("A", "support (full 1, partial 0.5) of all the topic's nuggets, over their number"),
     Measure("L", "answer length in words (NFKC, whitespace tokens) after dropping trailing "
-            "sentences to stay within 400", missing=None, scale="words"),
+            "sentences to stay within 400", missing=None, scale="words", higher_better=None),
 )
 MEASURES: tuple[str, ...] = names(DECLARED)
 # the measures computed from the nuggets' labels alone (every one but the length L)
