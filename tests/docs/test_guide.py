@@ -4,6 +4,7 @@ an undescribed option fails the strict build."""
 
 from __future__ import annotations
 
+import configparser
 import html
 import importlib.util
 import logging
@@ -121,3 +122,41 @@ def test_an_option_without_help_is_a_warning_that_fails_the_strict_build(
     assert "<code>" not in text and "`--quiet-one`" in text
     assert [r.getMessage() for r in caplog.records] == [
         "nuggetizer bare: option --quiet-one has no help text"]
+
+
+def test_the_install_page_lists_every_extra_setup_cfg_declares_and_no_other(site: Path
+                                                                            ) -> None:
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg", encoding="utf-8")
+    declared = parser["options.extras_require"]
+    assert {"local", "server", "serve", "workbench", "tokens"} <= set(declared)
+    page = (site / "getting-started" / "install.html").read_text(encoding="utf-8")
+    table = next(t for t in re.findall(r"<table>.*?</table>", page, re.S) if ">extra<" in t)
+    rows = {m.group(1): m.group(2) for m in re.finditer(
+        r"<tr>\s*<td><code>([^<]+)</code></td>(.*?)</tr>", table, re.S)}
+    assert set(rows) == set(declared)
+    for name, row in rows.items():
+        brings, what = re.findall(r"<td>(.*?)</td>", row, re.S)
+        text = html.unescape(re.sub(r"<[^>]+>", "", brings))
+        for requirement in declared[name].split("\n"):
+            if requirement.strip():
+                assert re.split(r"[<>=!~; ]", requirement.strip())[0] in text, (name, text)
+        assert len(what) > 20, name
+    server = re.sub(r"<[^>]+>", "", rows["server"])
+    assert "llama_cpp.server" in server and "OpenAI-compatible" in server
+
+
+def test_an_extra_without_its_comment_is_a_warning(tmp_path: Path,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    setup = tmp_path / "setup.cfg"
+    setup.write_text("[metadata]\nname = x\n\n[options.extras_require]\n"
+                     "# what it is for\nsaid =\n    a>=1\nunsaid =\n    b[c]>=2\n\n"
+                     "[options.entry_points]\n", encoding="utf-8")
+    hook = _hook()
+    assert hook.extras(setup) == {"said": (["a"], "what it is for"), "unsaid": (["b[c]"], "")}
+    hook.SETUP_CFG = setup
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.nuggetizer"):
+        table = hook.extras_table()
+    assert "| `unsaid` | b&#91;c&#93; |  |" in table
+    assert [r.getMessage() for r in caplog.records] == [
+        "setup.cfg: the extra unsaid has no comment above it saying what it is for"]
