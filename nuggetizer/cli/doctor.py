@@ -118,6 +118,11 @@ def assessor_checks(spec: str, options: dict[str, Any], call: bool) -> Iterator[
     remembered = dict(getattr(assessor.backend, "adapted", None) or {})
     yield Check("ok", what, f"built ({assessor.endpoint}); adaptations remembered from "
                 f"earlier runs: {remembered or 'none'}")
+    try:  # a backend that needs a key asks for it at its first call: say so here, unasked
+        getattr(assessor.backend, "api_key", None)
+    except NuggetizerError as exc:
+        yield Check("fail", f"{what} key", str(exc), exc.exit_code)
+        call = False
     try:
         answer, new = asyncio.run(_probe(assessor, call))
     except Exception as exc:  # whatever the backend raises is the answer to report
