@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, method_options
-from nuggetizer.cli.core import configured
 from nuggetizer.errors import InputError
-from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.interface.base import AnswerKeyMethod
+
+if TYPE_CHECKING:
+    from nuggetizer.interface.base import AnswerKeyMethod
 
 if TYPE_CHECKING:  # compare/agreement.py is imported when a command runs
     from nuggetizer.compare.agreement import Scores
@@ -68,7 +68,9 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     leaderboards; judgments are scored by --method. Of more evaluations (A B C ...): every
     pair, Krippendorff's alpha over all of them, and with nugget assessments their agreement
     on the labels (kappa, alpha)."""
+    from nuggetizer.cli.steps import configured
     from nuggetizer.compare.agreement import compare, load_scores, scale_of, scatter_png
+    from nuggetizer.formats.writing import write_text_atomic
 
     if top_k < 1:
         raise click.BadParameter("must be at least 1", param_hint="--top-k")
@@ -165,6 +167,7 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
         label_agreement,
         score_agreement,
     )
+    from nuggetizer.formats.writing import write_text_atomic
 
     if any(option is not None for option in two_only):
         raise click.UsageError("--measure-a, --measure-b, --plot and --meta-output compare two "
@@ -205,8 +208,10 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, correcti
                          method: str, settings: tuple[str, ...], output: Path | None,
                          markdown: Path | None, lenient: bool) -> None:
     """Paired t-test and randomization test between every pair of runs, corrected."""
+    from nuggetizer.cli.steps import configured
     from nuggetizer.compare.agreement import load_scores
     from nuggetizer.compare.significance import pairwise, table_markdown, table_tsv
+    from nuggetizer.formats.writing import write_text_atomic
 
     chosen = configured(method, settings)
     measure = measure or chosen.primary
@@ -223,6 +228,3 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, correcti
     if markdown:
         write_text_atomic(markdown, md)
     click.echo(md, nl=False)
-
-
-COMMANDS = (agreement_command, significance_command)

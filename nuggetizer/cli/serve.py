@@ -62,6 +62,3 @@ def serve_command(host: str, port: int, token: str | None, state: Path, tracks: 
     os.environ.setdefault("NUGGETIZER_PROGRESS_INTERVAL", "0")  # jobs report by events
     uvicorn.run(guarded(settings), host=host, port=port, log_level="warning",
                 timeout_graceful_shutdown=5)
-
-
-COMMANDS = (serve_command,)

@@ -155,6 +155,3 @@ def serve_command(host: str, port: int, sync: str, database: str) -> None:
         click.echo(f"workbench: listening on {host}: reachable from the network; put it "
                    "behind HTTPS", err=True)
     uvicorn.run(create_app(database, sync), host=host, port=port, log_level="warning")
-
-
-COMMANDS = (workbench_command,)
