@@ -22,3 +22,23 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                            env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
     assert built.returncode == 0, built.stderr[-3000:]
     return out
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Per page of the guide run by test_pages.py: the blocks run and those skipped, why."""
+    from guide_pages import RESULTS
+
+    shown = [(name, s) for name, s in RESULTS.items() if s.ran or s.skipped or s.dry]
+    if not shown:
+        return
+    terminalreporter.section("the guide's pages, run as written")
+    ran = skipped = dry = 0
+    for name, session in shown:
+        ran, skipped, dry = ran + len(session.ran), skipped + len(session.skipped), \
+            dry + len(session.dry)
+        terminalreporter.line(f"{name}: {len(session.ran)} blocks run, {len(session.skipped)} "
+                              f"skipped; {len(session.dry)} dry runs without a key")
+        for why in session.skipped:
+            terminalreporter.line(f"    skipped {why}")
+    terminalreporter.line(f"in all: {ran} blocks run, {skipped} skipped, {dry} dry runs, "
+                          f"{len(shown)} pages")
