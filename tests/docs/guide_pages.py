@@ -8,7 +8,10 @@ What a page may say to its tests, in HTML comments (the built page does not show
   with the reason;
 - `<!-- test-setup: COMMANDS -->` (one or more lines): shell commands run at that point, for
   what the page asks the reader to have (the track's files, `runs/my_run.jsonl` for "your
-  run"): `$SHARED_DATA` is ../shared/data, `$CHECKOUT` the repository.
+  run", a PostgreSQL server): `$SHARED_DATA` is ../shared/data, `$CHECKOUT` the repository,
+  `$PORT` a free port;
+- `<!-- test-teardown: COMMANDS -->`: run when the page is done, whether its blocks passed or
+  not (a server the set-up started, stopped).
 
 A block in another fence (```bash, ```shell, ```console) or a command in an indented code block
 is an error: every command of these pages is run or skipped by name."""
@@ -27,6 +30,7 @@ SHELL_FENCES = ("bash", "shell", "console", "zsh", "sh-session")
 RESULTS: dict[str, Any] = {}  # page -> its test session (test_pages.py), for the summary
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(.+?)\s*-->\s*$")
 SETUP = re.compile(r"<!--\s*test-setup:(.*?)-->", re.S)
+TEARDOWN = re.compile(r"<!--\s*test-teardown:(.*?)-->", re.S)
 
 
 @dataclass
@@ -49,6 +53,7 @@ class Step:
 class Page:
     path: Path
     steps: list[Step] = field(default_factory=list)
+    teardown: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -93,6 +98,12 @@ def read_page(path: Path) -> Page:
         if setup is not None:
             page.steps.append(Step(name, k + 1, setup.group(1).strip(), setup=True))
             k += setup.group(0).count("\n") + 1
+            continue
+        teardown = TEARDOWN.match("\n".join(lines[k:])) if line.lstrip().startswith(
+            "<!-- test-teardown:") else None
+        if teardown is not None:
+            page.teardown.append(teardown.group(1).strip())
+            k += teardown.group(0).count("\n") + 1
             continue
         marker = NOT_RUN.match(line.strip())
         if marker is not None:

@@ -14,6 +14,7 @@ from types import ModuleType
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from nuggetizer.cli import cli
 from nuggetizer.environment import VARIABLES
@@ -160,3 +161,18 @@ def test_an_extra_without_its_comment_is_a_warning(tmp_path: Path,
     assert "| `unsaid` | b&#91;c&#93; |  |" in table
     assert [r.getMessage() for r in caplog.records] == [
         "setup.cfg: the extra unsaid has no comment above it saying what it is for"]
+
+
+def test_the_first_evaluations_leaderboard_is_what_the_sample_track_gives(tmp_path: Path
+                                                                          ) -> None:
+    """The figure the getting-started page shows is the mock assessor's leaderboard of the
+    sample track as it is today (mock's answers are a hash of the prompt: deterministic)."""
+    page = (ROOT / "docs/getting-started/first-evaluation.md").read_text(encoding="utf-8")
+    shown = re.search(r"```text\n(run_id .*?)\n\.\.\.\n```", page, re.S)
+    assert shown is not None
+    done = CliRunner().invoke(cli, ["evaluate", "--track", "sample", "--assessor", "mock",
+                                    "-o", str(tmp_path / "first"), "--no-cache"])
+    assert done.exit_code == 0, done.output
+    board = (tmp_path / "first" / "leaderboard.tsv").read_text(encoding="utf-8").splitlines()
+    rows = [re.split(r"\s+", line.strip()) for line in shown.group(1).splitlines()]
+    assert rows == [line.split("\t") for line in board[:len(rows)]]
