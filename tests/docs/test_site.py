@@ -6,24 +6,14 @@ name broken over two lines, the answer length L neither better high nor low)."""
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from browser import browser_path
 
 playwright = pytest.importorskip("playwright.sync_api")
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: apt-get install chromium")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    return found
 
 
 def pages(site: Path) -> list[Path]:
@@ -48,7 +38,7 @@ def test_every_link_between_pages_opens_a_file_from_disk(site: Path) -> None:
 
 def test_the_guide_opened_from_disk_finds_pages_with_its_search_box(site: Path) -> None:
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(),
+        browser = p.chromium.launch(executable_path=browser_path(),
                                     args=["--no-sandbox", "--disable-gpu"])
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900})
@@ -84,7 +74,7 @@ def test_reference_names_are_shown_as_written(site: Path) -> None:
                                   "reference/environment.html"])
 def test_names_in_the_reference_tables_stay_on_one_line(site: Path, page: str) -> None:
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(),
+        browser = p.chromium.launch(executable_path=browser_path(),
                                     args=["--no-sandbox", "--disable-gpu"])
         try:
             tab = browser.new_page(viewport={"width": 1000, "height": 800})
