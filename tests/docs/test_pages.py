@@ -167,6 +167,18 @@ def dry_commands() -> frozenset[str]:
         "--dry-run" in p.opts for p in cli.commands[name].get_params(click.Context(cli))))
 
 
+def assigns_only(line: str) -> bool:
+    """Whether the shell line only sets variables (`A=1`, `export A=1 B=2`), not a command run
+    with variables in its environment (`A=1 nuggetizer ...`), which a dry run does not repeat."""
+    try:
+        words = shlex.split(line)
+    except ValueError:  # quotes that open on this line and close on another: a command
+        return False
+    if words and words[0] == "export":
+        words = words[1:]
+    return bool(words) and all(re.match(r"^[A-Za-z_]\w*=", word) for word in words)
+
+
 def dry_script(page: Page, dry: frozenset[str]) -> list[str]:
     """The commands of the page's blocks that take --dry-run, each with it (added where the
     block does not give it), after the variables the blocks set before it (API keys aside)."""
@@ -177,7 +189,7 @@ def dry_script(page: Page, dry: frozenset[str]) -> list[str]:
             continue
         for line in logical_lines(step.code):
             words = line.split()
-            if re.match(r"^(export\s+)?[A-Za-z_]\w*=", line) and "API_KEY" not in line:
+            if assigns_only(line) and "API_KEY" not in line:
                 kept.append(line)
             elif words[0] == "nuggetizer" and len(words) > 1 and words[1] in dry:
                 command = line if "--dry-run" in words else f"{line} --dry-run"
