@@ -20,9 +20,12 @@ export NO_MKDOCS_2_WARNING := 1
 # -march=native) it can crash on other CPUs, and its AMX kernels segfault on recent Intel
 # Xeons; so it is built portably (x86-64 with AVX2, no AVX-512, no AMX) and never taken from
 # pip's cache, so that a wheel built elsewhere or with other flags cannot hide a broken build.
+# Nothing is built that the embedded judge does not use: no tests, examples or server, and no
+# multimodal library (llama-cpp-python 0.3.36's LLAVA_BUILD, its CMakeLists.txt: llama.cpp's
+# tools/mtmd, 53 of the 193 build steps, which only the image chat handlers load).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF \
 	-DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_BUILD_TESTS=OFF \
-	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF
 LLAMA_VERSION := $(shell sed -n 's/^llama[-_]cpp[-_]python==//p' $(CONSTRAINTS))
 LLAMA_STAMP := $(VENV)/.llama-cpp-python-$(LLAMA_VERSION)-portable
 

@@ -18,22 +18,9 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
+from nuggetizer import names
 from nuggetizer.errors import ConfigError
 from nuggetizer.faces import lazy_face
-
-from . import mock
-from .base import (
-    Assessor,
-    Backend,
-    Completion,
-    Parsed,
-    ParseFailure,
-    PermanentError,
-    Request,
-    Stats,
-    TransientError,
-)
-from .llamacpp import LlamaCppBackend
 
 if TYPE_CHECKING:
     from nuggetizer.cache import Cache
@@ -42,7 +29,8 @@ __all__ = [
     "BACKENDS", "Assessor", "Backend", "Completion", "ParseFailure", "Parsed", "PermanentError",
     "Request", "Stats", "TransientError", "make_assessor", "make_backend", "register_backend",
     "retry_settings", "AdaptError", "BackendError", "DEFAULT_REASKS", "Decision", "Ensemble",
-    "LlamaCppCrashed", "OpenAIBackend", "VLLMBackend", "base_urls", "classify_status",
+    "LlamaCppBackend", "LlamaCppCrashed", "OpenAIBackend", "VLLMBackend", "base_urls",
+    "classify_status",
     "closed_answer", "combine", "combine_scalar", "default_gguf_path", "inline", "response_format",
     "retry_after_seconds", "split_reasoning",
 ]
@@ -62,9 +50,22 @@ def register_backend(kind: str, factory: BackendFactory, form: str | None = None
     BACKENDS[kind] = (factory, form or f"{kind}:<model>")
 
 
+DEFAULT_ASSESSOR = names.DEFAULT_ASSESSOR  # the assessor a command uses when none is named
+
+
+# Each kind's module is imported when a backend of that kind is made, not with the package:
+# the command line lists the kinds in its help without loading any of them.
 def _local(model: str, *, model_path: str | None = None, n_ctx: int = 8192, **_: Any
            ) -> Backend:
+    from .llamacpp import LlamaCppBackend
+
     return LlamaCppBackend(model_path=model_path, n_ctx=n_ctx)
+
+
+def _mock(model: str, **options: Any) -> Backend:
+    from . import mock
+
+    return mock.make_backend(model, **options)
 
 
 def _openai(model: str, *, base_url: str | Sequence[str] | None = None,
@@ -103,7 +104,7 @@ def _vllm(model: str, *, n_ctx: int = 8192, **_: Any) -> Backend:
 register_backend("local", _local, "local")
 register_backend("openai", _openai)
 register_backend("vllm", _vllm)
-register_backend("mock", mock.make_backend, "mock[:<name>]")
+register_backend("mock", _mock, "mock[:<name>]")
 
 
 def make_backend(spec: str, **options: Any) -> Backend:
@@ -200,6 +201,8 @@ def make_assessor(
         reasoning_effort=reasoning_effort,
         reasoning_tokens=reasoning_tokens,
     )
+    from .base import Assessor
+
     return Assessor(
         backend,
         cache,
@@ -214,9 +217,21 @@ def make_assessor(
 # The public face (nuggetizer/faces.py): each name imported from its module when first asked for.
 if TYPE_CHECKING:
     from nuggetizer.assessors.aggregation import closed_answer, combine, combine_scalar
-    from nuggetizer.assessors.base import DEFAULT_REASKS, BackendError
+    from nuggetizer.assessors.base import (
+        DEFAULT_REASKS,
+        Assessor,
+        Backend,
+        BackendError,
+        Completion,
+        Parsed,
+        ParseFailure,
+        PermanentError,
+        Request,
+        Stats,
+        TransientError,
+    )
     from nuggetizer.assessors.ensemble import Ensemble
-    from nuggetizer.assessors.llamacpp import LlamaCppCrashed, default_gguf_path
+    from nuggetizer.assessors.llamacpp import LlamaCppBackend, LlamaCppCrashed, default_gguf_path
     from nuggetizer.assessors.openai_compat import (
         OpenAIBackend,
         base_urls,

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from nuggetizer import names
 from nuggetizer.cache import cache_key
 from nuggetizer.errors import AssessorError, ConfigError
 from nuggetizer.parsing import ParseFailure
@@ -85,9 +86,7 @@ REFUSAL_REASONS_KEPT = 3
 
 BUDGET_RAISES_SAID = 3  # token budgets raised that are said one by one (all are counted)
 
-# Re-asks after an unparseable answer: enough that a 20% garbage rate loses nothing in
-# practice (0.2**5 per call), still bounded (the guide's Performance page has the measurements).
-DEFAULT_REASKS = 4
+DEFAULT_REASKS = names.DEFAULT_REASKS  # re-asks after an unparseable answer
 
 
 class CallsStopped(asyncio.CancelledError):

@@ -231,14 +231,9 @@ class OpenAIBackend(ShapedRequests):
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
         if api_key is None and urls != [None]:
             api_key = "EMPTY"  # local servers ignore the key; some proxies insist on one
-        if api_key is None:
-            raise ConfigError(
-                f"no API key for openai:{model}: set OPENAI_API_KEY, or give a base URL "
-                "(OPENAI_BASE_URL / --base-url) for a local server"
-            )
         self.spec = f"openai:{model}"
         self.model = model
-        self.api_key = api_key  # the Batch API client (batch_api.py) reaches the same server
+        self._api_key = api_key  # None: asked for at the first call (a dry run needs none)
         self.structured = mode
         self.max_concurrency = max_concurrency or DEFAULT_MAX_CONCURRENCY * len(urls)
         self.shape_requests(token_field, reasoning_effort, reasoning_tokens)
@@ -255,6 +250,20 @@ class OpenAIBackend(ShapedRequests):
             self._endpoints.append(_Endpoint(url, [_Lane(c) for c in clients]))
         self._client = self._endpoints[0].lanes[0].client
         self.endpoint = ", ".join(e.url for e in self._endpoints)
+
+    @property
+    def api_key(self) -> str:
+        """The key every call sends (the Batch API client, batch_api.py, reaches the same
+        server with it); ConfigError when there is none, raised by the first call, so that
+        building the assessor, a dry run and `doctor --no-call` need no key."""
+        if self._api_key is None:
+            raise self._no_key()
+        return self._api_key
+
+    def _no_key(self) -> ConfigError:
+        return ConfigError(f"no API key for {self.spec}: set OPENAI_API_KEY, or give a base URL "
+                           "(OPENAI_BASE_URL / --base-url) for a local server; a --dry-run "
+                           "needs none")
 
     @property
     def endpoints(self) -> list[str]:
@@ -295,6 +304,8 @@ class OpenAIBackend(ShapedRequests):
 
     async def _send(self, request: Request) -> Completion:
         """One attempt at a chat completion."""
+        if self._api_key is None:
+            raise self._no_key()
         endpoint, lane = self._pick()
         endpoint.sent += 1
         lane.in_flight += 1

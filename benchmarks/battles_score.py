@@ -3,19 +3,19 @@ narratives, 404,957 battles judged in both orders, written as the battles step w
 (narrative, both orders, result, style, provenance on every line).
 
     .venv/bin/python benchmarks/battles_score.py [--runs 83] [--topics 119] [--rounds 200]
-        [--keep DIR]
+        [--repeat 3] [--keep DIR] [--checkout PATH ...]
 
-Prints the journal's size, then the wall time and peak RSS of `nuggetizer score --method
-battles DIR -o board.tsv --per-topic pt.tsv` run as a child process (its imports included),
-and the lines it prints.
+Prints the journal's size, then the time, CPU and peak memory of `nuggetizer score --method
+battles DIR -o board.tsv --per-topic pt.tsv` in fresh processes, and beside them the parse
+floor: the CPU time of a bare parse of the journal (every line decoded by orjson). As
+bench_score.py: `--checkout` (repeatable) times checkouts or Pythons side by side and compares
+their outputs; by default the Python running this benchmark, whatever its install.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import machine  # noqa: E402
+from sidebyside import alternate, arguments, compare  # noqa: E402
 
 PROVENANCE = {"model": "synthetic", "templates": {"battle_judge": "0" * 64},
               "config": {"method": "battles", "both_orders": True},
@@ -67,15 +67,14 @@ def write_journal(path: Path, runs: int, topics: int, seed: int) -> int:
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=83)
-    parser.add_argument("--topics", type=int, default=119)
-    parser.add_argument("--rounds", type=int, default=200)
+def options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=200, help="bootstrap rounds")
     parser.add_argument("--keep", type=Path, default=None,
                         help="folder to write the journal to (reused when it holds one)")
-    args = parser.parse_args()
-    print(machine())
+
+
+def main() -> None:
+    args = arguments(__doc__, topics=119, runs=83, more=options)
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp) / "battles"
         folder.mkdir(parents=True, exist_ok=True)
@@ -84,21 +83,20 @@ def main() -> None:
             start = time.perf_counter()
             lines = write_journal(journal, args.runs, args.topics, seed=0)
             print(f"journal: {lines:,} battles written in {time.perf_counter() - start:.0f} s")
-        size = journal.stat().st_size
-        print(f"journal: {journal} ({size / 2**20:.0f} MiB)")
-        nuggetizer = Path(sys.executable).parent / "nuggetizer"
-        command = [str(nuggetizer), "score", "--method", "battles", str(folder), "-o",
-                   str(Path(tmp) / "board.tsv"), "--per-topic", str(Path(tmp) / "pt.tsv"),
-                   "--set", f"rounds={args.rounds}"]
-        start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        seconds = time.perf_counter() - start
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        if done.returncode:
-            raise SystemExit(f"score failed: {done.stderr.strip()}")
-        print(f"score --method battles ({args.rounds} bootstrap rounds): {seconds:.1f} s, "
-              f"peak RSS {peak:.0f} MiB")
-        print(done.stderr.strip().splitlines()[-1])
+        print(f"journal: {journal} ({journal.stat().st_size / 2**20:.0f} MiB)")
+
+        def command(out: Path) -> list[str]:
+            return ["score", "--method", "battles", str(folder), "-o", str(out / "board.tsv"),
+                    "--per-topic", str(out / "pt.tsv"), "--set", f"rounds={args.rounds}"]
+
+        what = f"score --method battles ({args.rounds} bootstrap rounds)"
+        timings = alternate(args.checkouts, args.repeat, Path(tmp) / "out", command,
+                            floor=[journal])
+        for t in timings:
+            print(t.line(what))
+            print(t.floor_line(what))
+        for line in compare(Path(tmp) / "out", len(args.checkouts)):
+            print(line)
 
 
 if __name__ == "__main__":

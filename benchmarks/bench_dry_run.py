@@ -33,7 +33,7 @@ DRY = re.compile(r"dry run assign[^:]*: (?P<calls>\d+) calls to make, (?P<prompt
 def assign(url: str, out: Path, cache: Path, topics: list[str], *extra: str) -> str:
     """Run `nuggetizer assign` on the baselines; its stderr (exit status checked)."""
     runs = sorted((RAG24 / "runs").glob("*.jsonl"))
-    command = [sys.executable, "-m", "nuggetizer", "assign",
+    command = [sys.executable, "-P", "-m", "nuggetizer", "assign",
                *[x for r in runs for x in ("--run", str(r))],
                "--nuggets", str(RAG24 / "nuggets.mistral.jsonl"), "--lenient", "-o", str(out),
                "--assessor", "openai:emulated", "--base-url", url, "--cache", str(cache),

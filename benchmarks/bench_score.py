@@ -7,9 +7,12 @@ Writes the assessment files (real queries, answers and nugget texts from the TRE
 data, random labels, a provenance block per line, as `nuggetizer assign` writes them) to a
 temporary folder, then scores them in fresh processes exactly as `nuggetizer score FOLDER
 --nuggets KEY -o leaderboard.tsv --per-topic per_topic.tsv` does, and prints the median time
-and peak memory (max RSS) of those processes. With `--checkout` (repeatable: each a checkout
-with its own .venv, e.g. a `git worktree` of main), the checkouts score the same files in
-alternating runs and their outputs are compared byte for byte (the sidecars' dates aside).
+and peak memory (max RSS) of those processes, and beside them the parse floor: the CPU time of
+a bare parse of the same files (every line decoded by orjson, nothing else). With `--checkout`
+(repeatable: each a checkout with its own .venv, e.g. a `git worktree` of main, or a Python
+whose installed nuggetizer to time), the targets score the same files in alternating runs and
+their outputs are compared byte for byte (the sidecars' dates aside). Runs against any install
+(`/some/venv/bin/python benchmarks/bench_score.py` times that venv's nuggetizer).
 """
 
 from __future__ import annotations
@@ -94,9 +97,11 @@ def main() -> None:
             return ["score", str(folder / "assessments"), "--nuggets", str(key),
                     "-o", str(out / "leaderboard.tsv"), "--per-topic", str(out / "per_topic.tsv")]
 
-        timings = alternate(args.checkouts, args.repeat, folder / "out", command)
+        timings = alternate(args.checkouts, args.repeat, folder / "out", command,
+                            floor=[folder / "assessments", key])
         for t in timings:
             print(t.line("score"))
+            print(t.floor_line("score"))
         for line in compare(folder / "out", len(args.checkouts)):
             print(line)
         rows = len((folder / "out" / "checkout0" / "round0" / "per_topic.tsv").read_text()

@@ -37,7 +37,7 @@ from served import serve  # noqa: E402
 
 RUNS = sorted((RAG24 / "runs").glob("*.jsonl"))
 NUGGETS = RAG24 / "nuggets.mistral.jsonl"
-NUGGETIZER = [sys.executable, "-m", "nuggetizer"]
+NUGGETIZER = [sys.executable, "-P", "-m", "nuggetizer"]  # -P: the installed package
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -64,7 +64,7 @@ def llm_options(url: str, concurrency: int) -> list[str]:
 
 def import_seconds() -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import nuggetizer.cli"], check=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-P", "-c", "import nuggetizer.cli"], check=True, cwd=ROOT)
     return time.perf_counter() - started
 
 

@@ -52,8 +52,9 @@ from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.interface.registry import DEFAULT_METHOD, make_method, method_names
-from nuggetizer.methods.nuggets.agentic import DEFAULT_TOKENS, DEFAULT_TURNS, AgenticNuggets, Bounds
+from nuggetizer.methods.nuggets.agentic import AgenticNuggets, Bounds
 from nuggetizer.methods.rubrics.authoring import RubricAuthoring
+from nuggetizer.names import AGENTIC_TOKENS, AGENTIC_TURNS, READ_LINES, READ_WORDS
 from nuggetizer.plan.inputs import answer_targets, cite_targets, context_targets, key_inputs
 from nuggetizer.plan.steps import assign_plan, nuggetize_plan
 from nuggetizer.run.execute import Mode, executor
@@ -64,7 +65,7 @@ from nuggetizer.scoring.engine import ScoreTable, read_judged, score_judged
 from nuggetizer.scoring.tables import leaderboard_tsv, per_topic_tsv
 from nuggetizer.search.base import Searcher
 from nuggetizer.search.open import open_searcher
-from nuggetizer.search.resolve import READ_LINES, READ_WORDS, Resolved, references, resolve
+from nuggetizer.search.resolve import Resolved, references, resolve
 from nuggetizer.types import Answer, Qrel, Topic
 
 PathLike = str | Path
@@ -229,8 +230,8 @@ def searcher(spec: str = "bm25", *, corpus: PathLike | None = None, index: str |
 
 
 def agentic_keys(topics: Mapping[str, Topic] | PathLike, searcher: Searcher,
-                 assessor: Assessor, out: PathLike, *, max_turns: int = DEFAULT_TURNS,
-                 max_tokens: int = DEFAULT_TOKENS, **settings: Any) -> Summary:
+                 assessor: Assessor, out: PathLike, *, max_turns: int = AGENTIC_TURNS,
+                 max_tokens: int = AGENTIC_TOKENS, **settings: Any) -> Summary:
     """Nuggets made agentically (`nuggetize --agentic`): for each topic the model searches
     and reads with tools over `searcher`, within `max_turns` model calls and `max_tokens`
     tokens, then importance is labelled; `settings`: the nuggets method's. Resumable."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import ConfigError, OutputError
+from nuggetizer.places import default_cache_path as default_cache_path  # where it was
 
 __all__ = ["Cache", "CacheError", "cache_key", "canonical_json", "default_cache_path"]
 
@@ -54,16 +55,6 @@ def canonical_json(obj: Any) -> str:
 def cache_key(fields: dict[str, Any]) -> str:
     """sha256 hex digest of the canonical JSON of `fields`."""
     return hashlib.sha256(canonical_json(fields).encode("utf-8")).hexdigest()
-
-
-def default_cache_path() -> Path:
-    """$NUGGETIZER_CACHE, else $XDG_CACHE_HOME/nuggetizer/llm-cache.sqlite, else ~/.cache/..."""
-    explicit = os.environ.get("NUGGETIZER_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME")
-    root = Path(base).expanduser() if base else Path.home() / ".cache"
-    return root / "nuggetizer" / "llm-cache.sqlite"
 
 
 class Cache:

@@ -17,14 +17,21 @@ import numpy as np
 import pytest
 
 
-def _chromium(tmp: Path, *args: str, page: Path) -> str:
-    """Run headless chromium on `page` with `args`; its stdout. Skips where chromium is
-    missing, except in CI (`make test` installs Debian's chromium)."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: `make test` installs Debian's chromium")
+def browser_path() -> str:
+    """Debian's chromium; skips where it is missing, except in CI (`make test` installs
+    it)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None and os.environ.get("CI"):
+        pytest.fail("chromium is missing: `make test` installs Debian's chromium")
+    if found is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
+    return found
+
+
+def _chromium(tmp: Path, *args: str, page: Path) -> str:
+    """Run headless chromium on `page` with `args`; its stdout (skipped without chromium,
+    `browser_path`)."""
+    browser = browser_path()
     done = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
@@ -46,11 +53,7 @@ def shoot(page: Path, shot: Path, tmp: Path, *, size: tuple[int, int] = (1200, 9
           ) -> np.ndarray:
     """The page (or image) at `size`, kept as the PNG `shot` (its path printed, for a person
     to look at) and returned as an RGB(A) array."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: `make test` installs Debian's chromium")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+    browser = browser_path()
     url = page.resolve().as_uri()
     subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

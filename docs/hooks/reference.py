@@ -6,23 +6,31 @@
 - reference/methods.md: every registered method, its measures and settings, from their
   declarations (interface/declare.py, interface/describe.py);
 - reference/environment.md: every environment variable (nuggetizer/environment.py);
-- reference/exit-codes.md: the exit codes (errors.EXIT_CODES) and the errors behind them.
+- reference/exit-codes.md: the exit codes (errors.EXIT_CODES) and the errors behind them;
+- the extras table of getting-started/install.md (where the page says
+  `<!-- extras: setup.cfg -->`): every extra setup.cfg declares, what it brings and, from the
+  comment above it there, what it is for.
 
-A command, argument or option without help text is a warning, which `mkdocs build --strict`
-turns into a failure: nothing reaches the reference undescribed.
+A command, argument or option without help text, or an extra without its comment, is a
+warning, which `mkdocs build --strict` turns into a failure: nothing reaches the reference
+undescribed.
 """
 
 from __future__ import annotations
 
+import configparser
 import html
 import inspect
 import logging
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import click
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 from nuggetizer import errors
 from nuggetizer.cli import cli
@@ -32,14 +40,28 @@ from nuggetizer.interface.declare import settings_of
 from nuggetizer.interface.describe import summary
 from nuggetizer.interface.registry import method_class, method_names
 
+try:  # click 8.3+: an option given no default holds this sentinel (shown as no default)
+    from click._utils import UNSET
+except ImportError:  # older click: None
+    UNSET = None
+
 log = logging.getLogger("mkdocs.plugins.nuggetizer")
+BETTER = {True: "higher", False: "lower", None: "neither (descriptive)"}
 
 
 def cell(text: Any) -> str:
-    """Text for a Markdown table cell: HTML and pipes escaped, on one line."""
-    escaped = html.escape(" ".join(str(text).split()))
+    """Text for a Markdown table cell, on one line: outside `code spans`, HTML, pipes and the
+    characters Markdown would read as markup are escaped; a code span is kept as written (its
+    text is shown literally, so an entity there would show as one, `run&#95;batch`)."""
+    parts = re.split(r"(`[^`\n]+`)", " ".join(str(text).split()))
+    return "".join(part if part.startswith("`") and part.endswith("`") and len(part) > 1
+                   else _escaped(part) for part in parts)
+
+
+def _escaped(text: str) -> str:
+    escaped = html.escape(text)
     for char, entity in (("|", "&#124;"), ("*", "&#42;"), ("[", "&#91;"), ("]", "&#93;"),
-                         ("_", "&#95;")):
+                         ("_", "&#95;"), ("`", "&#96;")):
         escaped = escaped.replace(char, entity)
     return escaped
 
@@ -58,7 +80,7 @@ def _type(param: click.Parameter, ctx: click.Context) -> str:
 def _default(param: click.Parameter) -> str:
     if isinstance(param, click.Option) and (param.is_flag or param.default in (None, (), [])):
         return ""
-    if callable(param.default):
+    if callable(param.default) or param.default is UNSET:
         return ""
     return f"`{param.default}`"
 
@@ -142,7 +164,7 @@ def methods_page() -> str:
                   "| measure | what it is | rule | better |", "|---|---|---|---|"]
         for m in cls.declared:
             lines.append(f"| `{m.name}` | {cell(m.description)} | {cell(m.rule())} | "
-                         f"{'higher' if m.higher_better else 'lower'}"
+                         f"{BETTER[m.higher_better]}"
                          f"{' (diagnostic)' if m.diagnostic else ''} |")
         settings = settings_of(cls.config_type)
         lines += ["", "**Settings**", ""]
@@ -194,6 +216,53 @@ def exit_codes_page() -> str:
 PAGES = {"reference/cli.md": cli_page, "reference/methods.md": methods_page,
          "reference/environment.md": environment_page,
          "reference/exit-codes.md": exit_codes_page}
+
+
+SETUP_CFG = Path(__file__).resolve().parents[2] / "setup.cfg"
+EXTRAS_MARK = "<!-- extras: setup.cfg -->"
+
+
+def extras(setup_cfg: Path | None = None) -> dict[str, tuple[list[str], str]]:
+    """{extra: (the distributions it brings, what it is for)} of setup.cfg's
+    [options.extras_require], in its order; what it is for is the comment above it."""
+    setup_cfg = setup_cfg or SETUP_CFG
+    parser = configparser.ConfigParser()
+    parser.read(setup_cfg, encoding="utf-8")
+    declared = {name: [re.split(r"[<>=!~; ]", line.strip(), maxsplit=1)[0]
+                       for line in value.splitlines() if line.strip()]
+                for name, value in parser["options.extras_require"].items()}
+    comments: dict[str, str] = {}
+    section, comment = False, []
+    for line in setup_cfg.read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            section = line.strip() == "[options.extras_require]"
+            comment = []
+        elif section and line.startswith("#"):
+            comment.append(line.lstrip("#").strip())
+        elif section and (found := re.match(r"([A-Za-z0-9_-]+)\s*=", line)):
+            comments[found.group(1)] = " ".join(comment)
+            comment = []
+        elif section and not line.startswith((" ", "\t")):
+            comment = []
+    return {name: (brings, comments.get(name, "")) for name, brings in declared.items()}
+
+
+def extras_table() -> str:
+    """The install page's table of the extras."""
+    lines = ["| extra | brings | for |", "|---|---|---|"]
+    for name, (brings, what) in extras().items():
+        if not what:
+            log.warning("setup.cfg: the extra %s has no comment above it saying what it is "
+                        "for", name)
+        lines.append(f"| `{name}` | {cell(', '.join(brings))} | {cell(what)} |")
+    return "\n".join(lines)
+
+
+def on_page_markdown(markdown: str, page: Page, **_: Any) -> str:
+    """The install page's extras table, generated where the page marks it."""
+    if EXTRAS_MARK in markdown:
+        return markdown.replace(EXTRAS_MARK, extras_table())
+    return markdown
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:

@@ -5,18 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.interface.base import AnswerKeyMethod, KeyInput
-from nuggetizer.methods.nuggets.agentic import DEFAULT_TOKENS, DEFAULT_TURNS, AgenticNuggets, Bounds
-from nuggetizer.plan.steps import nuggetize_plan
-from nuggetizer.run.execute import Dry
-from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
-from nuggetizer.search.open import SPECS, open_searcher
+from nuggetizer.names import AGENTIC_TOKENS, AGENTIC_TURNS, SEARCH_SPECS
+
+if TYPE_CHECKING:
+    from nuggetizer.interface.base import AnswerKeyMethod
 
 
 def agentic_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -27,14 +24,14 @@ def agentic_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "with tools, then answers the nuggets (RAGDoll's agentic creation); "
                           "importance labelled after"),
         click.option("--search", "search_spec", default="bm25", show_default=True,
-                     help=f"--agentic: where it searches: {SPECS}"),
+                     help=f"--agentic: where it searches: {SEARCH_SPECS}"),
         click.option("--index", "search_index", default=None,
                      help="--agentic: bm25: the index folder [default: in the cache folder, "
                           "built on first use]; the search API: the index to search"),
-        click.option("--max-turns", type=click.IntRange(min=1), default=DEFAULT_TURNS,
+        click.option("--max-turns", type=click.IntRange(min=1), default=AGENTIC_TURNS,
                      show_default=True, help="--agentic: model calls per topic at most (the "
                      "last asks for the answer without tools)"),
-        click.option("--max-agent-tokens", type=click.IntRange(min=1), default=DEFAULT_TOKENS,
+        click.option("--max-agent-tokens", type=click.IntRange(min=1), default=AGENTIC_TOKENS,
                      show_default=True, help="--agentic: prompt and completion tokens per "
                      "topic; once spent, the next call is the last"),
     )):
@@ -55,6 +52,14 @@ def agentic_nuggetize(method: AnswerKeyMethod, topics: Path, output: Path,
                       only: set[str] | None, corpus: Path | None, search: dict[str, Any],
                       options: dict[str, Any]) -> Any:
     """Build every topic's nuggets agentically into `output`; the summary."""
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.interface.base import KeyInput
+    from nuggetizer.methods.nuggets.agentic import AgenticNuggets, Bounds
+    from nuggetizer.plan.steps import nuggetize_plan
+    from nuggetizer.run.execute import Dry
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+    from nuggetizer.search.open import open_searcher
+
     assessor = make_assessor_from(options)
     searcher = open_searcher(search["spec"], corpus=corpus, index=search["index"],
                              cache=getattr(assessor, "cache", None))

@@ -9,10 +9,7 @@ from pathlib import Path
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT
-from nuggetizer.formats.autojudge import BANK_FORMATS, bank_records
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.formats.writing import write_jsonl_atomic
-from nuggetizer.run.provenance import write_sidecar
+from nuggetizer.names import BANK_FORMATS
 
 
 @click.command("nugget-bank")
@@ -26,10 +23,12 @@ from nuggetizer.run.provenance import write_sidecar
 def nugget_bank_command(nuggets: Path, output: Path, fmt: str, lenient: bool) -> None:
     """Write an answer key (nuggets JSONL) as the AutoJudge framework's nugget banks, one
     bank (topic) a line."""
+    from nuggetizer.formats.autojudge import bank_records
+    from nuggetizer.formats.nuggets import read_nuggets
+    from nuggetizer.formats.writing import write_jsonl_atomic
+    from nuggetizer.run.provenance import write_sidecar
+
     keys = read_nuggets(nuggets, lenient=lenient)
     write_jsonl_atomic(output, bank_records(keys.values(), fmt))
     write_sidecar(output, [nuggets])
     click.echo(f"nugget-bank: {len(keys)} banks ({fmt}) to {output}", err=True)
-
-
-COMMANDS = (nugget_bank_command,)

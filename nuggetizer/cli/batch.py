@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 import click
 
-from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.cli.common import FILE, apply_options
 from nuggetizer.errors import InputError
+from nuggetizer.places import default_cache_path
 
 T = TypeVar("T")
 
@@ -71,6 +71,8 @@ def batch_import_command(results: tuple[Path, ...], requests_path: Path,
         except KeyError as exc:
             raise InputError(path, None, f"not a JSONL batch file: a line without {exc}"
                              ) from None
+    from nuggetizer.cache import Cache
+
     cache = Cache(cache_path or default_cache_path())
     failures = fold_results(cache, requests, found, "no line in the results")
     line = (f"batch-import: {len(requests) - len(failures)} of {len(requests)} answers folded "
@@ -81,6 +83,3 @@ def batch_import_command(results: tuple[Path, ...], requests_path: Path,
     if unknown:
         line += f"; {unknown} lines of the results are not in {requests_path} (ignored)"
     click.echo(line, err=True)
-
-
-COMMANDS = (batch_import_command,)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,37 +20,12 @@ from nuggetizer.cli.common import (
     embedded_note,
     topic_options,
 )
-from nuggetizer.cli.steps import configured
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.formats.writing import write_jsonl_atomic
-from nuggetizer.interface.registry import make_method
-from nuggetizer.labels import UNJUDGED
-from nuggetizer.methods.battles.arena import arena_rows, read_arena, write_arena
-from nuggetizer.methods.battles.method import outcome, style_of
-from nuggetizer.methods.battles.records import BATTLES_FILE, battle_key
-from nuggetizer.methods.battles.sheets import (
-    battle_sheets,
-    read_battle_sheets,
-    write_battle_sheets,
-)
-from nuggetizer.methods.battles.step import (
-    SCHEDULES,
-    RoundsLedger,
-    adaptive_plan,
-    battles_step,
-    pair_key,
-    plan_battles,
-)
-from nuggetizer.methods.battles.step import judge_battles as judge
-from nuggetizer.plan.inputs import answer_targets, cite_targets
-from nuggetizer.plan.sources import make_targets, restrict_targets
-from nuggetizer.run.execute import Dry
-from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
-from nuggetizer.run.progress import Summary
-from nuggetizer.run.stages import Plan, Stage, Where
-from nuggetizer.scoring.engine import read_judged
+from nuggetizer.names import SCHEDULES
+
+if TYPE_CHECKING:
+    from nuggetizer.run.progress import Summary
+    from nuggetizer.run.stages import Where
 
 BATTLES_NOTE = ("exact for verdicts that parse at once (a re-ask is an extra call a dry run "
                 "cannot see)")
@@ -99,6 +74,24 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     no run id shown, the judge picks A, B or a tie (score them with `score --method
     battles`; --profile ragdoll: one order per battle, drawn as castorini RAGDoll draws
     it)."""
+    from nuggetizer.cli.steps import configured
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.methods.battles.records import battle_key
+    from nuggetizer.methods.battles.step import (
+        RoundsLedger,
+        adaptive_plan,
+        battles_step,
+        pair_key,
+        plan_battles,
+    )
+    from nuggetizer.methods.battles.step import judge_battles as judge
+    from nuggetizer.plan.inputs import cite_targets
+    from nuggetizer.plan.sources import make_targets, restrict_targets
+    from nuggetizer.run.execute import Dry
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+    from nuggetizer.run.stages import Plan, Stage
+    from nuggetizer.scoring.engine import read_judged
+
     chosen = configured("battles", settings, profile)
     if per_topic is not None and budget is not None:
         raise ConfigError("give --battles-per-topic or --budget, not both")
@@ -184,6 +177,12 @@ def export_battle_sheets_command(judged: Path, run_paths: tuple[Path, ...], mapp
                                  blank: bool, output: Path) -> None:
     """Write blind battle sheets for human judges: pseudonyms for runs, sides and order
     shuffled under the mapping's secret (guide: the TREC RAG 2026 tutorial, Pairwise battles)."""
+    from nuggetizer.formats.answers import read_runs
+    from nuggetizer.interface.registry import make_method
+    from nuggetizer.methods.battles.sheets import battle_sheets, write_battle_sheets
+    from nuggetizer.plan.inputs import answer_targets
+    from nuggetizer.scoring.engine import read_judged
+
     method = make_method("battles")
     records = [j.record for j in read_judged(method, [judged])]
     answers = answer_targets(read_runs(run_paths))
@@ -204,6 +203,14 @@ def export_battle_sheets_command(judged: Path, run_paths: tuple[Path, ...], mapp
 def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path,
                                  run_paths: tuple[Path, ...], output: Path) -> None:
     """Read filled-in battle sheets back as battle judgments, run ids restored."""
+    from nuggetizer.formats.answers import read_runs
+    from nuggetizer.formats.writing import write_jsonl_atomic
+    from nuggetizer.labels import UNJUDGED
+    from nuggetizer.methods.battles.method import style_of
+    from nuggetizer.methods.battles.records import BATTLES_FILE
+    from nuggetizer.methods.battles.sheets import read_battle_sheets
+    from nuggetizer.plan.inputs import answer_targets
+
     records = read_battle_sheets(list(sheets), mapping)
     if run_paths:
         answers = answer_targets(read_runs(run_paths))
@@ -228,6 +235,10 @@ def import_battle_sheets_command(sheets: tuple[Path, ...], mapping: Path,
                    "name, else JSONL")
 def export_arena_battles_command(judged: Path, output: Path) -> None:
     """Write the battles with a result in LMArena's form (arena-rank's input)."""
+    from nuggetizer.interface.registry import make_method
+    from nuggetizer.methods.battles.arena import arena_rows, write_arena
+    from nuggetizer.scoring.engine import read_judged
+
     method = make_method("battles")
     records = [j.record for j in read_judged(method, [judged])]
     rows = arena_rows(records)
@@ -243,6 +254,11 @@ def export_arena_battles_command(judged: Path, output: Path) -> None:
 def import_arena_battles_command(arena: Path, output: Path) -> None:
     """Read battles in LMArena's form (model_a, model_b, winner[, question_id]; CSV or JSONL)
     as battle judgments."""
+    from nuggetizer.formats.writing import write_jsonl_atomic
+    from nuggetizer.methods.battles.arena import read_arena
+    from nuggetizer.methods.battles.method import outcome
+    from nuggetizer.methods.battles.records import BATTLES_FILE
+
     records = read_arena(arena)
     for r in records:
         r.update(outcome(r))
@@ -250,7 +266,3 @@ def import_arena_battles_command(arena: Path, output: Path) -> None:
     write_jsonl_atomic(output / BATTLES_FILE, records)
     click.echo(f"import-arena-battles: {len(records)} battles in {output / BATTLES_FILE}",
                err=True)
-
-
-COMMANDS = (battles_command, export_battle_sheets_command, import_battle_sheets_command,
-            export_arena_battles_command, import_arena_battles_command)

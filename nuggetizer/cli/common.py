@@ -6,15 +6,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from nuggetizer.assessors import BACKENDS
 from nuggetizer.assessors.aggregation import AGGREGATES
-from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.reasoning import REASONING_EFFORTS, TOKEN_FIELDS
-from nuggetizer.cache import default_cache_path
 from nuggetizer.cli.flags import SettingsOption
 from nuggetizer.cli.presentation import METHOD, present, tag_group
 from nuggetizer.cli.presentation import format_options as grouped_options
@@ -26,11 +24,13 @@ from nuggetizer.errors import (
     first_of,
     write_fault,
 )
-from nuggetizer.formats.jsonl import base_suffix
-from nuggetizer.formats.topics import read_topics
+from nuggetizer.interface.index import declared
 from nuggetizer.interface.profile import PROFILES
-from nuggetizer.interface.registry import DEFAULT_METHOD, method_names
-from nuggetizer.run.factories import DEFAULT_ASSESSOR
+from nuggetizer.names import DEFAULT_ASSESSOR, DEFAULT_METHOD
+from nuggetizer.places import default_cache_path
+
+if TYPE_CHECKING:
+    from nuggetizer.assessors.base import Assessor
 
 T = TypeVar("T")
 FILE = click.Path(dir_okay=False, path_type=Path)
@@ -84,6 +84,9 @@ def chosen_topics(only_topics: tuple[str, ...] | None, only_topics_file: Path | 
     neither is given (every topic)."""
     if not only_topics and only_topics_file is None:
         return None
+    from nuggetizer.formats.jsonl import base_suffix
+    from nuggetizer.formats.topics import read_topics
+
     chosen = {t.strip() for text in (only_topics or ()) for t in text.split(",") if t.strip()}
     if only_topics_file is not None:
         if base_suffix(only_topics_file) in (".jsonl", ".json"):
@@ -224,14 +227,15 @@ def dry_run_options(command: Callable[..., T]) -> Callable[..., T]:
 
 
 class MethodChoice(click.Choice):
-    """The registered methods, asked of the registry when first needed (not at import)."""
+    """The registered methods, asked of their declarations (interface/index.py) when first
+    needed, not at import."""
 
     def __init__(self) -> None:
         super().__init__(())
 
     @property  # type: ignore[override]
     def choices(self) -> list[str]:
-        return method_names()
+        return list(declared())
 
     @choices.setter
     def choices(self, value: object) -> None:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, method_options
-from nuggetizer.cli.core import configured
 from nuggetizer.errors import InputError
-from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.interface.base import AnswerKeyMethod
+
+if TYPE_CHECKING:
+    from nuggetizer.interface.base import AnswerKeyMethod
 
 if TYPE_CHECKING:  # compare/agreement.py is imported when a command runs
     from nuggetizer.compare.agreement import Scores
@@ -69,7 +69,9 @@ def agreement_command(inputs: tuple[Path, ...], measure: str | None, measure_a: 
     leaderboards; judgments are scored by --method. Of more evaluations (A B C ...): every
     pair, Krippendorff's alpha over all of them, and with nugget assessments their agreement
     on the labels (kappa, alpha)."""
+    from nuggetizer.cli.steps import configured
     from nuggetizer.compare.agreement import compare, load_scores, scale_of, scatter_png
+    from nuggetizer.formats.writing import write_text_atomic
 
     if top_k < 1:
         raise click.BadParameter("must be at least 1", param_hint="--top-k")
@@ -166,6 +168,7 @@ def _many_agreement(inputs: tuple[Path, ...], measure: str, two_only: tuple[obje
         label_agreement,
         score_agreement,
     )
+    from nuggetizer.formats.writing import write_text_atomic
 
     if any(option is not None for option in two_only):
         raise click.UsageError("--measure-a, --measure-b, --plot and --meta-output compare two "
@@ -213,6 +216,7 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, test: st
                          output: Path | None, markdown: Path | None, lenient: bool) -> None:
     """Paired t-test and randomization test between every pair of runs, corrected; or the
     randomised Tukey HSD test of all runs at once (--test tukey)."""
+    from nuggetizer.cli.steps import configured
     from nuggetizer.compare.agreement import load_scores
     from nuggetizer.compare.significance import (
         pairwise,
@@ -222,6 +226,7 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, test: st
         tukey_markdown,
         tukey_tsv,
     )
+    from nuggetizer.formats.writing import write_text_atomic
 
     chosen = configured(method, settings)
     measure = measure or chosen.primary
@@ -246,6 +251,3 @@ def significance_command(inputs: tuple[Path, ...], measure: str | None, test: st
     if markdown:
         write_text_atomic(markdown, md)
     click.echo(md, nl=False)
-
-
-COMMANDS = (agreement_command, significance_command)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.cli.agentic import agentic_nuggetize, agentic_options, check_agentic
 from nuggetizer.cli.batch import batch_options, echo_lines
 from nuggetizer.cli.common import (
@@ -32,27 +31,11 @@ from nuggetizer.cli.grading import (
     relevant_default,
     scale_options,
 )
-from nuggetizer.cli.steps import configured, score_and_report, setting_names
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.leaderboards import FORMATS as LEADERBOARD_FORMATS
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan, relevance_plan
-from nuggetizer.plan.sources import (
-    attach_sub_narratives,
-    check_fill,
-    check_key,
-    graded_paths,
-    key_inputs_for,
-    make_grading,
-    make_targets,
-    restrict_inputs,
-    restrict_targets,
-)
-from nuggetizer.plan.steps import assign_plan, nuggetize_plan
-from nuggetizer.relevance.scales import DEFAULT_SCALE
-from nuggetizer.run.execute import Dry, Executor
-from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
-from nuggetizer.scoring.files import ScoreFiles, ScoreScope
+from nuggetizer.names import DEFAULT_REASKS, LEADERBOARD_FORMATS
+
+if TYPE_CHECKING:
+    from nuggetizer.run.execute import Executor
 
 
 @click.command("nuggetize", cls=FlagsCommand)  # + the methods' own flags (cli/flags.py)
@@ -102,6 +85,21 @@ def nuggetize_command(
     """Build an answer key for each topic (nuggets from its judged segments by default; with
     --grade-pool, from the runs' passages graded by the LLM first; with --agentic, by the LLM
     searching the corpus with tools)."""
+    from nuggetizer.cli.steps import configured, setting_names
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan
+    from nuggetizer.plan.sources import (
+        attach_sub_narratives,
+        graded_paths,
+        key_inputs_for,
+        make_grading,
+        restrict_inputs,
+    )
+    from nuggetizer.plan.steps import nuggetize_plan
+    from nuggetizer.relevance.scales import DEFAULT_SCALE
+    from nuggetizer.run.execute import Dry
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+
     only = chosen_topics(only_topics, only_topics_file)
     if agentic:
         chosen = configured(method, settings, **flags)
@@ -199,6 +197,12 @@ def assign_command(
     length_limit: int | None, requests: Path | None, topics: Path | None, **options: Any,
 ) -> None:
     """Judge every answer (or retrieved context) of the runs against its topic's key."""
+    from nuggetizer.cli.steps import configured
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.plan.sources import check_key, make_targets, restrict_targets
+    from nuggetizer.plan.steps import assign_plan
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+
     chosen = configured(method, settings, **flags)
     check_key(chosen, key)
     targets = make_targets(chosen, run_paths, retrieval_runs, corpus, depth, allow_missing,
@@ -249,6 +253,9 @@ def score_command(
 ) -> None:
     """Score judgment files (or folders of them) into a leaderboard (--only-topics: on those
     topics only; --profile ragdoll: castorini RAGDoll's numbers)."""
+    from nuggetizer.cli.steps import configured, score_and_report
+    from nuggetizer.scoring.files import ScoreFiles, ScoreScope
+
     started = time.monotonic()
     chosen = configured(method, settings, profile)
     score_and_report(chosen, assessments,
@@ -293,6 +300,11 @@ def relevance_command(
 ) -> None:
     """Grade the pooled (topic, passage) pairs with UMBRELA's prompt, 0-3 (or 0-4 with the
     narrative's sub-narratives, --scale 0-4); write TREC qrels declaring their scale."""
+    from nuggetizer.plan.graded import PoolSpec, relevance_plan
+    from nuggetizer.plan.sources import check_fill, make_grading
+    from nuggetizer.run.execute import Dry
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+
     grading = make_grading(scale, narratives, sub_narratives_from)
     check_fill(fill, grading, output)
     if not run_paths and not retrieval_runs:
@@ -314,10 +326,8 @@ def relevance_command(
 
 def finish(runner: Executor, summary: Any, assessor: Any) -> None:
     """After a live or batched step: its summary, then what the batches did."""
+    from nuggetizer.run.execute import Dry
+
     if not isinstance(runner, Dry):
         click.echo(summary.line(assessor.stats), err=True)
         echo_lines(runner.lines())
-
-
-COMMANDS = (nuggetize_command, assign_command, score_command,
-            relevance_command)

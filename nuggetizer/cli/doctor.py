@@ -11,28 +11,26 @@ warnings 0, or 1 with --strict).
 
 from __future__ import annotations
 
-import asyncio
-import importlib.metadata
 import os
 import platform
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nuggetizer import __version__
-from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.protocol import Request
-from nuggetizer.cache import default_cache_path
 from nuggetizer.cli.common import assessor_options
 from nuggetizer.environment import VARIABLES
 from nuggetizer.errors import EXIT_WARNINGS, NuggetizerError
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.plan.track import Track, load_track
-from nuggetizer.run.factories import DEFAULT_ASSESSOR, make_one_assessor
+from nuggetizer.places import default_cache_path
+
+if TYPE_CHECKING:
+    from nuggetizer.assessors.base import Assessor
+    from nuggetizer.plan.track import Track
 
 DISTRIBUTION = "trec-nuggetizer"
 PROBE = Request(messages=(("user", 'Reply with {"answer": "OK"}.'),), max_tokens=16,
@@ -57,6 +55,8 @@ class Check:
 
 def installed() -> Iterator[Check]:
     """The version, Python, and the optional libraries each extra brings."""
+    import importlib.metadata
+
     yield Check("ok", "nuggetizer", f"{__version__} on Python {platform.python_version()} "
                 f"({platform.machine()})")
     try:
@@ -80,6 +80,8 @@ def installed() -> Iterator[Check]:
 
 
 def _has(distribution: str) -> bool:
+    import importlib.metadata
+
     try:
         importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -91,6 +93,8 @@ async def _probe(assessor: Assessor, call: bool) -> tuple[str, dict[str, Any]]:
     """One short question with a tiny JSON schema to the backend itself (no cache, no
     retries), closed afterwards: the answer's start and the adaptations it newly learned (kept
     in the cache, as a run keeps them). Nothing is asked when not `call`."""
+    import asyncio
+
     try:
         if not call:
             return "", {}
@@ -108,6 +112,10 @@ async def _probe(assessor: Assessor, call: bool) -> tuple[str, dict[str, Any]]:
 def assessor_checks(spec: str, options: dict[str, Any], call: bool) -> Iterator[Check]:
     """The assessor `spec` built as a run builds it, its remembered adaptations, and (when
     `call`) one short question."""
+    import asyncio
+
+    from nuggetizer.run.factories import make_one_assessor
+
     what = f"assessor {spec}"
     try:
         assessor = make_one_assessor({**options, "assessor_spec": spec})
@@ -118,6 +126,11 @@ def assessor_checks(spec: str, options: dict[str, Any], call: bool) -> Iterator[
     remembered = dict(getattr(assessor.backend, "adapted", None) or {})
     yield Check("ok", what, f"built ({assessor.endpoint}); adaptations remembered from "
                 f"earlier runs: {remembered or 'none'}")
+    try:  # a backend that needs a key asks for it at its first call: say so here, unasked
+        getattr(assessor.backend, "api_key", None)
+    except NuggetizerError as exc:
+        yield Check("fail", f"{what} key", str(exc), exc.exit_code)
+        call = False
     try:
         answer, new = asyncio.run(_probe(assessor, call))
     except Exception as exc:  # whatever the backend raises is the answer to report
@@ -141,11 +154,17 @@ def track_files(track: Track) -> list[tuple[str, Path]]:
 
 def file_checks(name: str) -> tuple[Track | None, list[Check]]:
     """The track `name` read, and each of its files there and readable (the topics parsed)."""
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.plan.track import load_track
+
     try:
         track = load_track(name)
     except NuggetizerError as exc:
         return None, [Check("fail", f"track {name}", str(exc), exc.exit_code)]
-    checks = [Check("ok", f"track {name}", f"{track.name}: method {track.method}")]
+    methods = track.method_list()
+    named = f"method {methods[0]}" if len(methods) == 1 else f"methods {', '.join(methods)}"
+    relevance = "; relevance graded first" if track.relevance is not None else ""
+    checks = [Check("ok", f"track {name}", f"{track.name}: {named}{relevance}")]
     for role, path in track_files(track):
         if not path.is_file() or not os.access(path, os.R_OK):
             checks.append(Check("fail", role, f"{path}: not found or not readable", 2))
@@ -197,6 +216,8 @@ def environment_checks() -> Iterator[Check]:
 def doctor_command(track: str | None, no_call: bool, strict: bool, **options: Any) -> None:
     """Check what a run needs before anything is spent: the install, each assessor (one short
     question; the adaptations it learned), a track's files, the cache's place."""
+    from nuggetizer.run.factories import DEFAULT_ASSESSOR
+
     checks = list(installed())
     loaded, found = file_checks(track) if track else (None, [])
     checks += found
@@ -217,6 +238,3 @@ def doctor_command(track: str | None, no_call: bool, strict: bool, **options: An
         raise click.exceptions.Exit(max(c.code for c in failed) or 1)
     if warned and strict:
         raise click.exceptions.Exit(EXIT_WARNINGS)
-
-
-COMMANDS = (doctor_command,)

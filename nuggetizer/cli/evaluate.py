@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,17 +20,12 @@ from nuggetizer.cli.common import (
     embedded_note,
     topic_options,
 )
-from nuggetizer.cli.steps import show_scores
 from nuggetizer.errors import ConfigError, NuggetizerError
-from nuggetizer.interface.base import AnswerKeyMethod
-from nuggetizer.plan.evaluate import evaluate_plan, track_method
-from nuggetizer.plan.score import MISSING
-from nuggetizer.plan.track import Track, load_track
-from nuggetizer.run.execute import Batched, Dry
-from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
-from nuggetizer.run.progress import token_text
-from nuggetizer.scoring.engine import ScoreTable
-from nuggetizer.scoring.tables import format_leaderboard
+
+if TYPE_CHECKING:
+    from nuggetizer.interface.base import AnswerKeyMethod
+    from nuggetizer.plan.track import Track
+    from nuggetizer.scoring.engine import ScoreTable
 
 
 @click.command("evaluate")
@@ -48,6 +43,13 @@ def evaluate_command(track: str, output: Path | None, profile: str | None,
     """Build the keys (or take the track's key file), judge the runs, score them; with several
     methods, each into OUT/METHOD/ and every measure side by side in OUT/leaderboard.tsv
     (--only-topics: on those topics only, every step)."""
+    from nuggetizer.plan.evaluate import evaluate_plan, track_method
+    from nuggetizer.plan.score import MISSING
+    from nuggetizer.plan.track import load_track
+    from nuggetizer.run.execute import Batched, Dry
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+    from nuggetizer.run.progress import token_text
+
     started = time.monotonic()
     only = chosen_topics(only_topics, only_topics_file)
     config: Track = load_track(track)
@@ -110,9 +112,13 @@ class Shown:
             click.echo(f"== {method.name} ==")
 
     def scored(self, method: AnswerKeyMethod, table: ScoreTable) -> None:
+        from nuggetizer.cli.steps import show_scores
+
         show_scores(method, table, self.started)
 
     def combined(self, names: list[str], table: ScoreTable) -> None:
+        from nuggetizer.scoring.tables import format_leaderboard
+
         click.echo(f"== {' + '.join(names)} (ranked by {table.primary}) ==")
         click.echo(format_leaderboard(table))
 
@@ -125,6 +131,3 @@ def cost_text(assessor: Any) -> str:
     """`, cost X` of what the assessor spent, when prices were given."""
     cost = assessor.prices.spent(assessor.stats.as_dict()) if assessor.prices else None
     return "" if cost is None else f", cost {cost:.4f}"
-
-
-COMMANDS = (evaluate_command,)

@@ -2,8 +2,10 @@
 own flags (its settings declared with `flag=` and the commands that take them, e.g. nuggets'
 `--window` on nuggetize) and the `--set` help, which lists every registered method's settings.
 
-Both are asked of the registry when first needed, not at import, so that a plugin method's
-settings and flags are there too (and a plugin that cannot be loaded is one error line).
+Both are asked of the methods' declarations (interface/index.py: kept between runs, so that a
+command's help need not load the methods) when first needed, not at import, so that a plugin
+method's settings and flags are there too (and a plugin that cannot be loaded is one error
+line).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any
 import click
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.interface.declare import Setting, settings_of
-from nuggetizer.interface.registry import method_class, method_names
+from nuggetizer.interface.declare import Setting
+from nuggetizer.interface.index import declared
 
 FLAG_PARAM = "setting__"  # prefix of a generated option's parameter name (never a clash)
 _TYPES: dict[str, Any] = {"int": int, "float": float, "str": str}
@@ -25,8 +27,8 @@ def declared_flags(command: str) -> list[Setting]:
     (two methods may share a flag for a setting of the same name); ConfigError when two
     give one flag to different settings."""
     found: dict[str, tuple[str, Setting]] = {}
-    for name in method_names():
-        for s in settings_of(method_class(name).config_type):
+    for name, settings in declared().items():
+        for s in settings:
             if not s.flag or command not in s.commands:
                 continue
             first, known = found.setdefault(s.flag, (name, s))
@@ -39,8 +41,8 @@ def declared_flags(command: str) -> list[Setting]:
 def flag_of(setting: str) -> str:
     """The option that stands for `setting` on the command line: its declared flag, else
     `--NAME` (for the setting options a command has of its own, e.g. --min-grade)."""
-    for name in method_names():
-        for s in settings_of(method_class(name).config_type):
+    for settings in declared().values():
+        for s in settings:
             if s.name == setting and s.flag:
                 return s.flag
     return "--" + setting.replace("_", "-")
@@ -99,9 +101,8 @@ class FlagsCommand(click.Command):
 
 def settings_help() -> str:
     """The `--set` help: what it takes, and every registered method's settings by name."""
-    listed = "; ".join(
-        f"{name}: {', '.join(s.name for s in settings_of(method_class(name).config_type))}"
-        for name in method_names())
+    listed = "; ".join(f"{name}: {', '.join(s.name for s in settings)}"
+                       for name, settings in declared().items())
     return ("a setting of the method, NAME=VALUE; repeatable (`nuggetizer methods` gives each "
             f"one's default and help). The settings: {listed}")
 

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from nuggetizer.plan.sources import track_grading as track_grading  # tests read it here
-from nuggetizer.relevance.scales import (
-    DEFAULT_GRADING,
-    DEFAULT_SCALE,
-    SCALES,
-    Grading,
-    common_scale,
-)
+from nuggetizer.names import DEFAULT_SCALE, SCALE_NAMES
+
+if TYPE_CHECKING:
+    from nuggetizer.relevance.scales import Grading
 
 FILE_IN = click.Path(dir_okay=False, path_type=Path)
 
@@ -24,7 +20,7 @@ FILE_IN = click.Path(dir_okay=False, path_type=Path)
 def scale_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """--scale, --narratives, --sub-narratives-from."""
     for option in reversed((
-        click.option("--scale", type=click.Choice(list(SCALES)), default=DEFAULT_SCALE,
+        click.option("--scale", type=click.Choice(list(SCALE_NAMES)), default=DEFAULT_SCALE,
                      show_default=True,
                      help="UMBRELA's scale: 0-3 (query, passage; relevant >= 1) or 0-4 "
                           "(narrative, sub-narratives, passage; TREC RAG 2026; relevant >= 2)"),
@@ -52,5 +48,7 @@ def relevant_default(grading: Grading, min_grade: int | None, settings: Sequence
 
 def qrels_grading(qrels: Path | None) -> Grading:
     """The grading that qrels read for keys declare in their provenance (0-3 when unknown)."""
+    from nuggetizer.relevance.scales import DEFAULT_GRADING, SCALES, Grading, common_scale
+
     declared = common_scale([qrels]) if qrels is not None else None
     return Grading(SCALES[declared]) if declared in SCALES else DEFAULT_GRADING

@@ -28,20 +28,13 @@ from nuggetizer.cli.common import (
     dry_run_options,
     topic_options,
 )
-from nuggetizer.cli.steps import configured
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.nist import HumanAnswer, read_nist_assignments, topic_keys
-from nuggetizer.formats.nist_support import HumanSupport, read_nist_support
-from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.interface.base import Target
-from nuggetizer.plan.inputs import cite_targets
-from nuggetizer.plan.steps import assign_plan
-from nuggetizer.run.execute import Dry
-from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
-from nuggetizer.run.progress import spend_text
-from nuggetizer.run.provenance import write_sidecar
-from nuggetizer.scoring.engine import read_judged
-from nuggetizer.types import Nugget, NuggetList, Sentence
+
+if TYPE_CHECKING:
+    from nuggetizer.formats.nist import HumanAnswer
+    from nuggetizer.formats.nist_support import HumanSupport
+    from nuggetizer.interface.base import Target
+    from nuggetizer.types import NuggetList
 
 if TYPE_CHECKING:
     from nuggetizer.compare.human import HumanAgreement
@@ -75,6 +68,10 @@ def keys_and_targets(answers: list[HumanAnswer]
                      ) -> tuple[dict[str, NuggetList], dict[str, dict[str, Target]]]:
     """The assessors' nuggets as each topic's key (their importance kept), and every answer as
     a target of one sentence (NIST's answer text, citations already dropped)."""
+    from nuggetizer.formats.nist import topic_keys
+    from nuggetizer.interface.base import Target
+    from nuggetizer.types import Nugget, NuggetList, Sentence
+
     keys = {qid: NuggetList(qid=qid, query=a.query, nuggets=[
         Nugget(text=t, importance=i) for t, i in zip(a.texts, a.importance)])  # type: ignore[arg-type]
         for qid, a in topic_keys(answers).items()}
@@ -90,6 +87,9 @@ def support_targets(answers: list[HumanSupport]) -> dict[str, dict[str, Target]]
     """Every answer of NIST's support files as a target: its sentences, each citing its
     segments (by index into the answer's references, the segments in the order first cited).
     A sentence the file gives no text for cites nothing here: there is nothing to judge."""
+    from nuggetizer.interface.base import Target
+    from nuggetizer.types import Sentence
+
     targets: dict[str, dict[str, Target]] = {}
     for a in answers:
         references: list[str] = []
@@ -145,6 +145,18 @@ def human_agreement_command(files: tuple[Path, ...], support: bool, corpus: Path
     --support, the same for citation support from NIST's support files: each answer sentence's
     cited segments judged by the support method, its labels and its weighted recall and
     precision (support_recall, support_precision) against the assessors'."""
+    from nuggetizer.cli.steps import configured
+    from nuggetizer.formats.nist import read_nist_assignments
+    from nuggetizer.formats.nist_support import read_nist_support
+    from nuggetizer.formats.writing import write_text_atomic
+    from nuggetizer.plan.inputs import cite_targets
+    from nuggetizer.plan.steps import assign_plan
+    from nuggetizer.run.execute import Dry
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+    from nuggetizer.run.progress import spend_text
+    from nuggetizer.run.provenance import write_sidecar
+    from nuggetizer.scoring.engine import read_judged
+
     topics = chosen_topics(only_topics, only_topics_file)
     judged_dir = output / "judge"
     if support:
@@ -212,6 +224,3 @@ def human_agreement_command(files: tuple[Path, ...], support: bool, corpus: Path
                f"judged in {seconds:.1f} s" + (f" ({rate} answers/s)" if rate else "")
                + (f", {summary.resumed} resumed" if summary.resumed else ""))
     click.echo(summary.line(assessor.stats) + f"; figures in {output}", err=True)
-
-
-COMMANDS = (human_agreement_command,)

@@ -8,27 +8,7 @@ from pathlib import Path
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENGTH_LIMIT, LENIENT, TRACK_RULES, method_options
-from nuggetizer.cli.core import check_key, configured, make_targets
-from nuggetizer.formats.blind import blind as make_blind
-from nuggetizer.formats.blind import unblind
-from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
-from nuggetizer.formats.rag26 import narratives
-from nuggetizer.formats.sheets import nugget_sheet, read_nugget_sheet, sheet_file_name
-from nuggetizer.formats.track_rules import request_limits
-from nuggetizer.formats.trec_run import read_trec_runs
-from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic, write_text_atomic
-from nuggetizer.relevance.scales import SCALES, common_scale
-from nuggetizer.run.provenance import provenance, write_sidecar
-from nuggetizer.scoring.engine import judgment_files, read_judged
-from nuggetizer.scoring.irm import export_dataset
-from nuggetizer.validate.checker import (
-    LENGTH_TOLERANCE,
-    exit_code,
-    grouped,
-    reports_json,
-    summary_table,
-    validate_run,
-)
+from nuggetizer.names import SCALE_NAMES
 
 
 @click.command("validate")
@@ -60,6 +40,17 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
                      track_rules: str, length_limit: int | None) -> None:
     """Check answer runs (TREC RAG 2024/2025, reports): exit 0 clean or warnings only (1 with
     --strict), 2 errors."""
+    from nuggetizer.formats.rag26 import narratives
+    from nuggetizer.formats.track_rules import request_limits
+    from nuggetizer.validate.checker import (
+        LENGTH_TOLERANCE,
+        exit_code,
+        grouped,
+        reports_json,
+        summary_table,
+        validate_run,
+    )
+
     texts = narratives(topics) if topics else None
     known = set(texts) if texts is not None else None
     tolerance = LENGTH_TOLERANCE if length_tolerance is None else length_tolerance
@@ -88,6 +79,11 @@ def validate_command(ctx: click.Context, runs: tuple[Path, ...], topics: Path | 
 @LENIENT
 def export_nuggets_command(nuggets: Path, output: Path, lenient: bool) -> None:
     """Write nuggets as a TSV sheet for post-editing (blank importance to fill in)."""
+    from nuggetizer.formats.nuggets import read_nuggets
+    from nuggetizer.formats.sheets import nugget_sheet
+    from nuggetizer.formats.writing import write_text_atomic
+    from nuggetizer.run.provenance import write_sidecar
+
     keys = read_nuggets(nuggets, lenient=lenient)
     write_text_atomic(output, nugget_sheet(keys, f"nuggets from {nuggets.name}; edit, delete or "
                                            "add rows; importance: vital or okay"))
@@ -102,6 +98,11 @@ def export_nuggets_command(nuggets: Path, output: Path, lenient: bool) -> None:
 @click.option("--allow-blank", is_flag=True, help="blank importance becomes unjudged")
 def import_nuggets_command(sheet: Path, output: Path, allow_blank: bool) -> None:
     """Read a post-edited nugget sheet into a nuggets file (validated strictly)."""
+    from nuggetizer.formats.nuggets import nuggets_record
+    from nuggetizer.formats.sheets import read_nugget_sheet
+    from nuggetizer.formats.writing import write_jsonl_atomic
+    from nuggetizer.run.provenance import provenance
+
     keys = read_nugget_sheet(sheet, allow_blank=allow_blank)
     stamp = provenance({"assessor": "manual", "source": str(sheet)}, ())
     write_jsonl_atomic(output, [nuggets_record(nl, stamp) for nl in keys.values()])
@@ -138,6 +139,13 @@ def export_sheets_command(assessed: tuple[Path, ...], run_paths: tuple[Path, ...
                           lenient: bool, blind: bool, mapping: Path | None,
                           secret: str | None) -> None:
     """Write per-topic sheets (answers and what to label) for manual assessors."""
+    from nuggetizer.cli.steps import configured
+    from nuggetizer.formats.blind import blind as make_blind
+    from nuggetizer.formats.sheets import sheet_file_name
+    from nuggetizer.formats.writing import write_text_atomic
+    from nuggetizer.plan.sources import check_key, make_targets
+    from nuggetizer.scoring.engine import judgment_files, read_judged
+
     chosen = configured(method, settings)
     if bool(assessed) == bool(run_paths):
         raise click.UsageError("give either --assessments, or --run (with --nuggets/--key "
@@ -183,6 +191,12 @@ def import_sheets_command(sheets: tuple[Path, ...], key: Path | None, method: st
                           settings: tuple[str, ...], output: Path, allow_blank: bool,
                           lenient: bool, mapping: Path | None) -> None:
     """Read filled-in sheets into judgment files that `score` reads."""
+    from nuggetizer.cli.steps import configured
+    from nuggetizer.formats.blind import unblind
+    from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic
+    from nuggetizer.plan.sources import check_key
+    from nuggetizer.run.provenance import provenance
+
     chosen = configured(method, settings)
     check_key(chosen, key)
     keys = chosen.read_keys(key, lenient) if key is not None else None
@@ -205,6 +219,8 @@ def import_sheets_command(sheets: tuple[Path, ...], key: Path | None, method: st
               help="segments judged at least this are written to corpus.jsonl")
 def irds_export_command(dataset_id: str, output: Path, min_grade: int) -> None:
     """Write topics.tsv, qrels.txt and corpus.jsonl of an installed ir_datasets id."""
+    from nuggetizer.scoring.irm import export_dataset
+
     counts = export_dataset(dataset_id, output, min_grade)
     click.echo(f"irds-export: {counts['topics']} topics, {counts['qrels']} qrels, "
                f"{counts['segments']} judged segments to {output}", err=True)
@@ -221,7 +237,7 @@ def irds_export_command(dataset_id: str, output: Path, min_grade: int) -> None:
               help="grade from which a passage is relevant (precision, recall, F1; with more "
                    "than two qrels, also a binary alpha) [default: the scale's: 2 on 0-4, "
                    "else 1]")
-@click.option("--scale", type=click.Choice(list(SCALES)), default=None,
+@click.option("--scale", type=click.Choice(list(SCALE_NAMES)), default=None,
               help="the qrels' scale where their provenance declares none [default: the "
                    "declared one; qrels of two scales are an error]")
 @click.option("-o", "--output", type=FILE, default=None, help="TSV: measure, value")
@@ -239,6 +255,10 @@ def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path,
         compare_qrels,
         many_labels,
     )
+    from nuggetizer.formats.trec_run import read_trec_runs
+    from nuggetizer.formats.writing import write_text_atomic
+    from nuggetizer.relevance.scales import SCALES, common_scale
+    from nuggetizer.run.provenance import write_sidecar
 
     if len(qrels) < 2:
         raise click.UsageError("give at least two qrels files")
@@ -258,8 +278,3 @@ def qrels_agreement_command(qrels: tuple[Path, ...], retrieval_runs: tuple[Path,
             write_text_atomic(path, text)
             write_sidecar(path, [*qrels, *retrieval_runs])
     click.echo(texts[1], nl=False)
-
-
-COMMANDS = (validate_command, export_nuggets_command, import_nuggets_command,
-            export_sheets_command, import_sheets_command, qrels_agreement_command,
-            irds_export_command)

@@ -6,26 +6,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, method_options
-from nuggetizer.cli.steps import configured
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats import ragdoll
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.nuggets import read_nuggets
-from nuggetizer.formats.writing import write_jsonl_atomic
-from nuggetizer.interface.base import AnswerKeyMethod
-from nuggetizer.run.provenance import write_sidecar
-from nuggetizer.scoring.engine import judgment_files, read_judged
+
+if TYPE_CHECKING:
+    from nuggetizer.interface.base import AnswerKeyMethod
 
 Writer = Callable[[Any], dict[str, Any]]
 
 
 def judgment_writer(method: AnswerKeyMethod) -> Writer:
     """How a judgment of `method` becomes a line of RAGDoll's file of that kind."""
+    from nuggetizer.formats import ragdoll
+
     writers: dict[str, Writer] = {
         "nuggets": ragdoll.nugget_row, "rubrics": ragdoll.rubric_row,
         "battles": ragdoll.arena_row,
@@ -38,6 +35,9 @@ def judgment_writer(method: AnswerKeyMethod) -> Writer:
 
 def key_rows(method: AnswerKeyMethod, key: Path, lenient: bool) -> list[dict[str, Any]]:
     """An answer key as RAGDoll's nuggets or rubric file."""
+    from nuggetizer.formats import ragdoll
+    from nuggetizer.formats.nuggets import read_nuggets
+
     if method.name == "nuggets":
         return [ragdoll.nugget_key_row(nl) for nl in read_nuggets(key, lenient=lenient).values()]
     if method.name == "rubrics":
@@ -65,6 +65,13 @@ def export_ragdoll_command(judged: tuple[Path, ...], method: str, settings: tupl
     (--run) in castorini RAGDoll's shapes: nuggets as its assignments, support as its
     support assignments (--set citations=first: the citations after each sentence's first
     "-1", not judged), rubrics as its graded rubrics, battles as its arena judgments."""
+    from nuggetizer.cli.steps import configured
+    from nuggetizer.formats import ragdoll
+    from nuggetizer.formats.answers import read_runs
+    from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic
+    from nuggetizer.run.provenance import write_sidecar
+    from nuggetizer.scoring.engine import judgment_files, read_judged
+
     given = [name for name, value in (("judgments", judged), ("--key", key),
                                       ("--run", run_paths)) if value]
     if len(given) != 1:
@@ -73,7 +80,7 @@ def export_ragdoll_command(judged: tuple[Path, ...], method: str, settings: tupl
     if run_paths:
         runs = read_runs(run_paths)
         for run_id, answers in runs.items():
-            path = output / f"{run_id}.jsonl"
+            path = output / run_file_name(run_id)
             write_jsonl_atomic(path, [ragdoll.answer_row(a) for a in answers.values()])
             write_sidecar(path, list(run_paths), declared={"format": "ragdoll answers"})
         click.echo(f"export-ragdoll: {sum(map(len, runs.values()))} answers of {len(runs)} "
@@ -90,6 +97,3 @@ def export_ragdoll_command(judged: tuple[Path, ...], method: str, settings: tupl
     write_sidecar(output, inputs, declared={"format": f"ragdoll {chosen.name}"})
     click.echo(f"export-ragdoll: {len(rows)} lines of RAGDoll's {chosen.name} "
                f"{'key' if key is not None else 'judgments'} to {output}", err=True)
-
-
-COMMANDS = (export_ragdoll_command,)

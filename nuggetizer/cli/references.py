@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from nuggetizer.cache import Cache, default_cache_path
 from nuggetizer.cli.common import ANY, FILE
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.writing import write_jsonl_atomic
-from nuggetizer.run.provenance import provenance
-from nuggetizer.search.open import SPECS, open_searcher
-from nuggetizer.search.resolve import READ_LINES, READ_WORDS, Resolved, references, resolve
+from nuggetizer.names import READ_LINES, READ_WORDS, SEARCH_SPECS
+from nuggetizer.places import default_cache_path
+
+if TYPE_CHECKING:
+    from nuggetizer.search.resolve import Resolved
 
 MISSING_SHOWN = 5
 
@@ -24,7 +24,7 @@ MISSING_SHOWN = 5
 @click.option("--run", "run_paths", multiple=True, required=True, type=ANY,
               help="answer run JSONL (TREC RAG 2024/2025/2026; repeatable)")
 @click.option("--search", "search_spec", required=True, help=f"where the passages are read: "
-              f"{SPECS}")
+              f"{SEARCH_SPECS}")
 @click.option("--index", "search_index", default=None,
               help="the search API: the index to read (e.g. msmarco-v2.1-doc-segmented); "
                    "bm25: the index folder")
@@ -46,6 +46,13 @@ def resolve_references_command(run_paths: tuple[Path, ...], search_spec: str,
                                cache_path: Path | None, no_cache: bool) -> None:
     """Read the passages the runs reference from a search service or an index into a corpus
     file (RAGDoll's support resolve-references), cut to word limits."""
+    from nuggetizer.cache import Cache
+    from nuggetizer.formats.answers import read_runs
+    from nuggetizer.formats.writing import write_jsonl_atomic
+    from nuggetizer.run.provenance import provenance
+    from nuggetizer.search.open import open_searcher
+    from nuggetizer.search.resolve import references, resolve
+
     runs = read_runs(run_paths)
     wanted = references((a for by_topic in runs.values() for a in by_topic.values()), cited_only)
     if not wanted:
@@ -71,6 +78,3 @@ def resolve_references_command(run_paths: tuple[Path, ...], search_spec: str,
         click.echo(f"warning: {len(resolved.missing)} references not found ({shown}"
                    f"{', ...' if len(resolved.missing) > MISSING_SHOWN else ''}): their "
                    "citations stay unjudged under assign --allow-missing", err=True)
-
-
-COMMANDS = (resolve_references_command,)

@@ -10,20 +10,12 @@ from typing import TYPE_CHECKING
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENIENT, PROFILE, listed_lines, method_options
-from nuggetizer.cli.steps import configured
 from nuggetizer.errors import InputError, NothingJudgedError
-from nuggetizer.formats.autojudge import is_autojudge_leaderboard
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.interface.base import AnswerKeyMethod
-from nuggetizer.interface.profile import DEFAULT_PROFILE
-from nuggetizer.interface.registry import method_class, method_holding, method_names
-from nuggetizer.interface.report_part import ReportPart
-from nuggetizer.interface.table import JudgedTable
-from nuggetizer.measures.base import Measure
-from nuggetizer.report.sources import Sources, add_jsonl, add_table, beside_key
-from nuggetizer.scoring.engine import judgment_files, read_judged, score_judged
-from nuggetizer.scoring.files import left_out_text
-from nuggetizer.scoring.tables import is_per_topic
+
+if TYPE_CHECKING:
+    from nuggetizer.interface.base import AnswerKeyMethod
+    from nuggetizer.interface.report_part import ReportPart
+    from nuggetizer.measures.base import Measure
 
 if TYPE_CHECKING:
     from nuggetizer.interface.base import Judged
@@ -41,6 +33,8 @@ def gathered(judged: Iterable[Judged], part: ReportPart | None, pages: bool = Tr
     score engine is done with it (checked against the key), so that none is kept whole (what
     the drill-down pages show of it kept, compact, when `pages`); a method scored per run's
     table (read whole anyway) added at once and given back as it is."""
+    from nuggetizer.interface.table import JudgedTable
+
     if part is None:
         return judged
     if isinstance(judged, JudgedTable):
@@ -78,6 +72,8 @@ def measure_names(method: AnswerKeyMethod) -> str:
 
 def declared_measures() -> list[Measure]:
     """Every registered method's declared measures (the glossary of a per-topic TSV)."""
+    from nuggetizer.interface.registry import method_class, method_names
+
     return [m for name in method_names() for m in method_class(name).declared]
 
 
@@ -120,12 +116,21 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
     texts; distributions, heat map, length; the method's own sections, e.g. the nuggets no
     run supported) of the judgments of --method, or of a per-topic TSV (every measure side
     by side: the combined per_topic.tsv of a several-method evaluate)."""
+    from nuggetizer.cli.steps import configured
+    from nuggetizer.formats.autojudge import is_autojudge_leaderboard
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.interface.profile import DEFAULT_PROFILE
+    from nuggetizer.interface.registry import method_class, method_holding, method_names
     from nuggetizer.report.page import (
         UnknownRuns,
         select_runs,
         table_from_per_topic,
         write_report,
     )
+    from nuggetizer.report.sources import Sources, add_jsonl, add_table, beside_key
+    from nuggetizer.scoring.engine import judgment_files, read_judged, score_judged
+    from nuggetizer.scoring.files import left_out_text
+    from nuggetizer.scoring.tables import is_per_topic
 
     started = time.monotonic()
     wanted = _runs_wanted(runs, runs_file)
@@ -201,6 +206,3 @@ def report_command(assessments: tuple[Path, ...], nuggets: Path | None, output: 
                         runs=wanted or None, declared=declared, trials=trials, test=test,
                         pages=pages)
     click.echo(f"report: {path} ({time.monotonic() - started:.1f} s)", err=True)
-
-
-COMMANDS = (report_command,)

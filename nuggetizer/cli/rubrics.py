@@ -17,16 +17,7 @@ from nuggetizer.cli.common import (
     topic_options,
 )
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.nuggets import add_queries, read_nuggets
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.formats.writing import write_text_atomic
-from nuggetizer.interface.base import KeyInput
-from nuggetizer.measures.rubric_diagnostics import Graded, criterion_type, diagnose, is_mandatory
-from nuggetizer.methods.rubrics.authoring import RubricAuthoring
-from nuggetizer.methods.rubrics.method import RubricsConfig, RubricsMethod
-from nuggetizer.plan.steps import nuggetize_plan
-from nuggetizer.run.execute import Dry
-from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+from nuggetizer.names import DEFAULT_REASKS
 
 
 @click.command("author-rubrics")
@@ -34,7 +25,7 @@ from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
               help="nuggets JSONL with importance labels (vital / okay)")
 @click.option("--topics", type=ANY, default=None,
               help="topics or narratives file: the query of each topic the nuggets give none")
-@click.option("--reasks", type=click.IntRange(min=0), default=RubricsConfig().reasks,
+@click.option("--reasks", type=click.IntRange(min=0), default=DEFAULT_REASKS,
               show_default=True, help="re-asks of an answer that is no list of criteria")
 @click.option("-o", "--output", required=True, type=ANY,
               help="rubrics JSONL (ResearchRubrics' shape; the key of assign --method rubrics)")
@@ -47,6 +38,15 @@ def author_rubrics_command(nuggets: Path, topics: Path | None, reasks: int, outp
     """Author a rubric of typed criteria from each topic's nuggets (RAGDoll's rubric author):
     vital -> mandatory, weight 5; okay -> optional, weight 2; a vital nugget no criterion
     covers gets one of its own."""
+    from nuggetizer.formats.nuggets import add_queries, read_nuggets
+    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.interface.base import KeyInput
+    from nuggetizer.methods.rubrics.authoring import RubricAuthoring
+    from nuggetizer.methods.rubrics.method import RubricsConfig
+    from nuggetizer.plan.steps import nuggetize_plan
+    from nuggetizer.run.execute import Dry
+    from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
+
     keys = read_nuggets(nuggets)
     add_queries(keys, nuggets, read_topics(topics) if topics else None)
     only = chosen_topics(only_topics, only_topics_file)
@@ -71,6 +71,15 @@ def author_rubrics_command(nuggets: Path, topics: Path | None, reasks: int, outp
 def rubric_diagnostics_command(judgments: tuple[Path, ...], key: Path, output: Path) -> None:
     """Rubric diagnostics (as RAGDoll reports them): failure rate per criterion type, mandatory
     failures per run, Kendall's tau between ternary and binary compliance over the runs."""
+    from nuggetizer.formats.writing import write_text_atomic
+    from nuggetizer.measures.rubric_diagnostics import (
+        Graded,
+        criterion_type,
+        diagnose,
+        is_mandatory,
+    )
+    from nuggetizer.methods.rubrics.method import RubricsMethod
+
     method = RubricsMethod()
     keys = method.read_keys(key)
     files = [p for j in judgments for p in (sorted(Path(j).glob("*.jsonl")) if Path(j).is_dir()
@@ -99,6 +108,3 @@ def rubric_diagnostics_command(judgments: tuple[Path, ...], key: Path, output: P
     write_text_atomic(output, "\n".join(lines) + "\n")
     click.echo(f"rubric-diagnostics: {len(answers)} answers of {len(found.mandatory)} runs; "
                f"ternary vs binary Kendall tau {found.tau:.4f}; written to {output}", err=True)
-
-
-COMMANDS = (author_rubrics_command, rubric_diagnostics_command)

@@ -87,6 +87,3 @@ def free_port(host: str, port: int) -> None:
             why = ("another process is listening there: stop it, or choose another --port"
                    if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc))
             raise ConfigError(f"--port {port}: cannot listen on {host}:{port}: {why}") from None
-
-
-COMMANDS = (serve_command,)

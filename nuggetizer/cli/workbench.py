@@ -407,6 +407,3 @@ def serve_command(host: str, port: int, sync: str, allow: tuple[Path, ...],
     settings = default_settings(database, allow, uploads, max_upload * 2**20)
     uvicorn.run(create_app(database, sync, settings), host=host, port=port,
                 log_level="warning")
-
-
-COMMANDS = (workbench_command,)

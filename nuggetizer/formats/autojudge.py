@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nuggetizer import names
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_lines
 from nuggetizer.types import NuggetList
@@ -152,6 +153,7 @@ def claim_bank_record(nl: NuggetList) -> dict[str, Any]:
 
 
 BANK_FORMATS = {"nuggetizer": bank_record, "autojudge": claim_bank_record}
+assert tuple(BANK_FORMATS) == names.BANK_FORMATS  # the names the command line offers
 
 
 def bank_records(keys: Iterable[NuggetList], fmt: str = "nuggetizer") -> list[dict[str, Any]]:

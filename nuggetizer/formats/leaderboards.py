@@ -23,13 +23,14 @@ from typing import Annotated, Any
 from pydantic import PlainValidator, StrictStr
 from pydantic_core import PydanticCustomError
 
+from nuggetizer import names
 from nuggetizer.errors import InputError
 from nuggetizer.formats.autojudge import ALL
 from nuggetizer.formats.jsonl import iter_lines, parse_object
 from nuggetizer.formats.records import IdText, JsonType, Record, validated, wrong_type
 from nuggetizer.formats.writing import write_text_atomic
 
-FORMATS = ("tot", "trec_eval", "ir_measures", "rag4reports", "ranking", "jsonl")
+FORMATS = names.LEADERBOARD_FORMATS  # tot, trec_eval, ir_measures, rag4reports, ranking, jsonl
 Row = tuple[str, str, str, float]  # run, measure, topic, value
 COLUMNS = {"tot": ("run", "measure", "topic", "value"),
            "trec_eval": ("measure", "topic", "value"),

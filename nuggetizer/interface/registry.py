@@ -16,12 +16,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nuggetizer import names
 from nuggetizer.errors import ConfigError
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.profile import get_profile
 
 PLUGINS_ENV = "NUGGETIZER_METHODS"
-DEFAULT_METHOD = "nuggets"  # the AutoNuggetizer: the method a command or track names by default
+DEFAULT_METHOD = names.DEFAULT_METHOD  # nuggets, the AutoNuggetizer
 ENTRY_POINT_GROUP = "nuggetizer.methods"
 REGISTRY: dict[str, type[AnswerKeyMethod]] = {}
 _loaded = False

@@ -17,7 +17,8 @@ class Measure:
     `missing`: its value for a topic in scope that a run has no judgment of (0.0: the mean is
     over every topic; None: the topic is left out, the mean is over the answered topics only,
     as the AutoNuggetizer's L). `diagnostic`: listed only where some judgment gives it, never
-    the ranking measure. `higher_better`: False for a measure where less is better.
+    the ranking measure. `higher_better`: False for a measure where less is better, None for
+    one that describes the answers and is no better either way (the answer length L).
     `scale`: what its values are (0-1 by default; "words", "count", an Elo-like score):
     values on different scales are never compared as values, only as rankings. `how`: how a
     run's value is made, in words, where it is not a mean over topics (a model fitted on
@@ -27,7 +28,7 @@ class Measure:
     description: str
     missing: float | None = 0.0
     diagnostic: bool = False
-    higher_better: bool = True
+    higher_better: bool | None = True
     scale: str = UNIT
     how: str | None = None
 
@@ -47,7 +48,9 @@ class Measure:
         extras = [mean]
         if self.diagnostic:
             extras.append("diagnostic: listed only where some judgment gives it")
-        if not self.higher_better:
+        if self.higher_better is None:
+            extras.append("descriptive: neither higher nor lower is better")
+        elif not self.higher_better:
             extras.append("lower is better")
         return "; ".join(extras)
 

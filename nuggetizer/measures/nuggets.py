@@ -24,7 +24,7 @@ DECLARED: tuple[Measure, ...] = (
     Measure("A_strict", "nuggets the answer supports fully, over all the topic's nuggets"),
     Measure("A", "support (full 1, partial 0.5) of all the topic's nuggets, over their number"),
     Measure("L", "answer length in words (NFKC, whitespace tokens) after dropping trailing "
-            "sentences to stay within 400", missing=None, scale="words"),
+            "sentences to stay within 400", missing=None, scale="words", higher_better=None),
 )
 MEASURES: tuple[str, ...] = names(DECLARED)
 # the measures computed from the nuggets' labels alone (every one but the length L)
@@ -60,12 +60,15 @@ def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[s
     in C: this runs once per judged answer. Credits are 0, 0.5 and 1, so every sum is exact
     and equals the sum in nugget order.)
     """
-    count = assignment.count
-    full, half, none = count(FULL), count(HALF), count(NONE)
-    vital_of, okay_of = _by_importance(tuple(importance))
+    vital_of, okay_of, every_nugget = _by_importance(tuple(importance))
     vital, okay = vital_of(assignment), okay_of(assignment)
     vital_full, vital_half, vital_none = vital.count(FULL), vital.count(HALF), vital.count(NONE)
     okay_full, okay_half, okay_none = okay.count(FULL), okay.count(HALF), okay.count(NONE)
+    if every_nugget:  # each nugget vital or okay (as a key's are): the totals are theirs
+        full, half, none = vital_full + okay_full, vital_half + okay_half, vital_none + okay_none
+    else:
+        count = assignment.count
+        full, half, none = count(FULL), count(HALF), count(NONE)
     n_all, n_vital = full + half + none, vital_full + vital_half + vital_none
     n_okay = okay_full + okay_half + okay_none
     s_all, s_vital, s_okay = full + 0.5 * half, vital_full + 0.5 * vital_half, \
@@ -82,12 +85,13 @@ def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[s
 
 
 @lru_cache(maxsize=4096)
-def _by_importance(importance: tuple[str, ...]) -> tuple[Pick, Pick]:
+def _by_importance(importance: tuple[str, ...]) -> tuple[Pick, Pick, bool]:
     """Functions picking the vital and the okay nuggets' labels out of an answer's labels in
-    nugget order, made once per key (every run's answer to a topic has its key's
-    importance labels, in its order)."""
-    return (_picker([k for k, label in enumerate(importance) if label == "vital"]),
-            _picker([k for k, label in enumerate(importance) if label == "okay"]))
+    nugget order, and whether every nugget is one or the other; made once per key (every
+    run's answer to a topic has its key's importance labels, in its order)."""
+    vital = [k for k, label in enumerate(importance) if label == "vital"]
+    okay = [k for k, label in enumerate(importance) if label == "okay"]
+    return _picker(vital), _picker(okay), len(vital) + len(okay) == len(importance)
 
 
 def _picker(positions: list[int]) -> Pick:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nuggetizer import names
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.errors import ConfigError
 from nuggetizer.parsing import ParseFailure
@@ -79,7 +80,8 @@ SCALES = {
     "0-3": Scale("0-3", (0, 1, 2, 3), "umbrela_grade", 1, False),
     "0-4": Scale("0-4", (0, 1, 2, 3, 4), "umbrela_subnarrative", 2, True),
 }
-DEFAULT_SCALE = "0-3"
+assert tuple(SCALES) == names.SCALE_NAMES  # the names the command line offers
+DEFAULT_SCALE = names.DEFAULT_SCALE
 
 
 def get_scale(name: str) -> Scale:

@@ -223,10 +223,11 @@ def write_report(table: ScoreTable, assessments: Sequence[Assessment] | ReportPa
             figure.draw(out_dir / figure.name)
     summary = summary or part.summary(table)
     if summary is None:
+        unanswered = sum(table.missing.values())
         summary = (f"{len(table.means)} runs, {len(table.topics)} topics, "
                    f"{sum(table.unjudged.values())} unjudged {part.items} "
                    "(left out of the scores), "
-                   f"{sum(table.missing.values())} unanswered topics (scored 0).")
+                   f"{unanswered} unanswered topic{'' if unanswered == 1 else 's'} (scored 0).")
     if runs:
         summary += (f" Shown: {len(shown.means)} of the {len(table.means)} runs; ranks are "
                     f"among all {len(table.means)}.")

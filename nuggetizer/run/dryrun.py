@@ -163,6 +163,11 @@ class Prices:
                 ledger.prompt_tokens * pin + ledger.max_completion_tokens * pout)
 
 
+# where the money comes from, said when a dry run was given no prices
+NO_PRICES = ("no cost without prices: --price-in and --price-out (per million tokens), or a "
+             "track's [prices] table")
+
+
 def report_lines(step: str, ledger: Ledger, tokenizer: Tokenizer, prices: Prices,
                  note: str = "") -> list[str]:
     """What the dry run of one step found, for stderr."""
@@ -182,6 +187,8 @@ def report_lines(step: str, ledger: Ledger, tokenizer: Tokenizer, prices: Prices
     if cost is not None:
         at = " at batch prices" if prices.batch else ""
         line += f"; cost about {cost[0]:.4f} (at most {cost[1]:.4f}){at}"
+    elif ledger.calls or ledger.estimated_calls:
+        line += f"; {NO_PRICES}"
     lines = [line]
     if note:
         lines.append(f"dry run {step}: {note}")

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from nuggetizer import names
 from nuggetizer.assessors import make_assessor
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.ensemble import Ensemble
@@ -21,7 +22,7 @@ from nuggetizer.run.execute import Executor, Mode, executor, outside
 from nuggetizer.run.interrupt import drain_on_interrupt
 
 T = TypeVar("T")
-DEFAULT_ASSESSOR = "local"
+DEFAULT_ASSESSOR = names.DEFAULT_ASSESSOR
 
 
 def prices_from(options: dict[str, Any], table: Any = None) -> Prices:

@@ -22,6 +22,7 @@ import gc
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -339,7 +340,11 @@ def _fill(table: ScoreTable, method: AnswerKeyMethod, run_id: str,
             kept = list(rows.values()) if not unscored else \
                 [r for q, r in rows.items() if m not in unscored.get(q, ())]
             if kept or not rows:  # else nothing was judged for it anywhere: no mean ("-")
-                means[m] = sum(r.get(m, value) for r in kept) / (len(kept) or 1)
+                try:  # every row has it (most do): the same sum, in the same order
+                    total = sum(map(itemgetter(m), kept))
+                except KeyError:
+                    total = sum(r.get(m, value) for r in kept)
+                means[m] = total / (len(kept) or 1)
     for names in unscored.values():
         for m in names:
             table.left_out[f"{m} of topics with nothing judged for it"] += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from pathlib import Path
 
 from nuggetizer.errors import InputError
@@ -110,8 +111,19 @@ def per_topic_tsv(table: ScoreTable, measures: Sequence[str] | None = None) -> s
     measures = table.measures if measures is None else measures
     whole = counts()
     lines = ["run_id\ttopic_id\tmeasure\tvalue"]
+    # a topic's row holding every measure, none a count, is its lines in one format call
+    # (300,000 cells at track scale; the same text as the cell by cell lines below)
+    fast = len(measures) > 1 and not whole.intersection(measures)
+    template = "\n".join(f"{{0}}\t{{1}}\t{m}\t{{{k}:.4f}}" for k, m in enumerate(measures, 2))
+    values = itemgetter(*measures)
     for run_id in table.ranking():
         for qid, row in table.per_topic[run_id].items():
+            if fast:
+                try:
+                    lines.append(template.format(run_id, qid, *values(row)))
+                    continue
+                except KeyError:  # a measure the row has not: cell by cell
+                    pass
             lines += [f"{run_id}\t{qid}\t{m}\t{_cell(m, row[m], whole)}" for m in measures
                       if m in row]
         means = table.means[run_id]

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from nuggetizer.cache import Cache
 from nuggetizer.errors import ConfigError
+from nuggetizer.names import SEARCH_SPECS
 from nuggetizer.search.base import Searcher
-
-SPECS = "bm25 (a local BM25 index of --corpus) or the URL of castorini's search API"
 
 
 def open_searcher(spec: str, *, corpus: Path | None = None, index: str | None = None,
@@ -28,4 +27,4 @@ def open_searcher(spec: str, *, corpus: Path | None = None, index: str | None = 
         from nuggetizer.search.castorini import CastoriniSearch  # noqa: PLC0415 - aiohttp
 
         return CastoriniSearch(spec, index or "", cache=cache)
-    raise ConfigError(f"--search {spec!r}: use {SPECS}")
+    raise ConfigError(f"--search {spec!r}: use {SEARCH_SPECS}")

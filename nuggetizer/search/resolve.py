@@ -16,11 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nuggetizer.names import READ_LINES, READ_WORDS
 from nuggetizer.search.base import Searcher, truncate_words
 from nuggetizer.types import Answer
-
-READ_LINES = 200
-READ_WORDS = 4096
 
 
 @dataclass

@@ -26,6 +26,7 @@ from nuggetizer.assessors import (
     retry_after_seconds,
 )
 from nuggetizer.cache import Cache
+from nuggetizer.cli.doctor import PROBE
 from nuggetizer.errors import AssessorError, ConfigError
 from nuggetizer.parsing import labels_schema, parse_labels, parse_strings, strings_schema
 
@@ -218,11 +219,23 @@ def test_vllm_not_installed() -> None:
         make_assessor("vllm:Qwen/Qwen2.5-7B-Instruct", cache=None)
 
 
-def test_openai_needs_a_key_or_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_openai_needs_a_key_or_base_url_at_its_first_call(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Built without a key (a dry run needs none), it asks for one at its first call, before
+    anything is sent."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        make_assessor("openai:gpt-4o", cache=None)
+    keyless = make_assessor("openai:gpt-4o", cache=None)
+
+    async def ask() -> None:
+        try:
+            await keyless.backend.complete(PROBE)
+        finally:
+            await keyless.aclose()
+
+    with pytest.raises(ConfigError, match="no API key for openai:gpt-4o: set OPENAI_API_KEY"):
+        asyncio.run(ask())
+    assert keyless.backend.sent() == {"https://api.openai.com/v1": 0}  # type: ignore[attr-defined]
     assessor = make_assessor("openai:m", base_url="http://127.0.0.1:1/v1", cache=None)
     assert assessor.spec == "openai:m" and assessor.model == "m"
     assert assessor.backend._client.api_key == "EMPTY"  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from nuggetizer import __version__, testing
@@ -61,6 +62,15 @@ def test_doctor_on_the_sample_track_with_mock(tmp_path: Path) -> None:
     assert "  ok  assessor mock answers: answered " in out
     assert f"  ok  cache: {cache} (not made yet; " in out
     assert "doctor: 0 failed" in err
+    assert "  ok  track sample: sample: method nuggets\n" in out
+
+
+def test_doctor_names_every_method_of_a_track_of_several(tmp_path: Path) -> None:
+    code, out, _ = run("doctor", "--track", "rag26", "--assessor", "mock", "--no-call",
+                       "--cache", str(tmp_path / "c.sqlite"))
+    assert code == 0, out
+    assert ("  ok  track rag26: rag26: methods nuggets, support, rubrics; relevance graded "
+            "first\n") in out
 
 
 def test_doctor_names_a_missing_file_and_exits_2(tmp_path: Path) -> None:
@@ -94,3 +104,13 @@ def test_doctor_asks_a_real_server_and_strict_fails_on_warnings(tmp_path: Path) 
                            "--no-cache", "--strict", "--no-call")
         assert code == 1 and "warn  cache: off" in out
     assert len((tmp_path / "requests.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+
+
+def test_doctor_says_an_openai_assessor_has_no_key_without_asking(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    code, out, _ = run("doctor", "--assessor", "openai:gpt-4o", "--no-call", "--cache",
+                       str(tmp_path / "c.sqlite"))
+    assert code == 2, out
+    assert "fail  assessor openai:gpt-4o key: no API key for openai:gpt-4o" in out

@@ -117,7 +117,8 @@ def test_the_methods_command_describes_every_declaration() -> None:
             assert f"{m.name} {' '.join(m.description.split())}. Rule: {m.rule()}." in text
         for s in settings_of(cls.config_type):
             assert f"{s.name}={s.default!r} ({s.kind}) {' '.join(s.help.split())}." in text
-    assert "Rule: mean over the topics a run answered." in text  # L
+    assert ("Rule: mean over the topics a run answered; descriptive: neither higher nor lower "
+            "is better.") in text  # L
     assert "diagnostic: listed only where some judgment gives it" in text  # SN_cov_*
     assert "[--window on nuggetize]" in text and "[--render on nuggetize, assign]" in text
 

@@ -75,7 +75,7 @@ def test_the_sample_track_end_to_end_on_the_embedded_model(evaluated: dict) -> N
     per_topic = (out / "per_topic.tsv").read_text().splitlines()
     assert "sample-poor\tsample-4\tV_strict\t0.0000" in per_topic
     sidecar = json.loads((out / "leaderboard.tsv.provenance.json").read_text())
-    assert len(sidecar["inputs"]) == 4 and all(len(i["sha256"]) == 64 for i in sidecar["inputs"])
+    assert len(sidecar["inputs"]) == 4 and all(len(i["blake3"]) == 64 for i in sidecar["inputs"])
     assert not list(out.rglob("*.partial"))
     assert calls(result.stderr) > 0
 

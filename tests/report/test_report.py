@@ -176,6 +176,11 @@ def test_summary_names_what_stayed_unjudged(assessed, tmp_path):
     write_report(table, ReportPart(), tmp_path / "plain")
     plain = (tmp_path / "plain" / "index.html").read_text(encoding="utf-8")
     assert "2 unjudged items (left out of the scores)" in plain
+    assert "0 unanswered topics (scored 0)." in plain
+    table.missing = {next(iter(table.means)): 1}
+    write_report(table, ReportPart(), tmp_path / "one")
+    one = (tmp_path / "one" / "index.html").read_text(encoding="utf-8")
+    assert "1 unanswered topic (scored 0)." in one
 
 
 @pytest.mark.parametrize(("runs", "topics"), [(3, 5), (1, 40), (20, 50), (83, 119), (12, 301)])

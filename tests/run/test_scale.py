@@ -211,6 +211,9 @@ def test_dry_runs_of_nuggetize_and_evaluate_say_what_they_can_count(
         assert dry_lines(made.output)["nuggetize"]["calls"] >= 4  # a window per topic at least
         assert "first window of each topic is counted exactly" in made.output
         assert "more calls not rendered" in made.output
+        assert "cost about" not in made.output  # no prices: where they come from is said
+        assert ("no cost without prices: --price-in and --price-out (per million tokens), or "
+                "a track's [prices] table") in made.output
         assert not (tmp_path / "key.jsonl").exists()
 
         config = tmp_path / "track.toml"
@@ -224,7 +227,7 @@ def test_dry_runs_of_nuggetize_and_evaluate_say_what_they_can_count(
         assert server.requests() == []
         counted = dry_lines(done.output)
         assert counted["assign"]["calls"] > 0 and counted["evaluate"] == counted["assign"]
-        assert "cost about" in done.output
+        assert "cost about" in done.output and "no cost without prices" not in done.output
         assert not (tmp_path / "eval").exists()
 
 

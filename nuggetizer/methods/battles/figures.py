@@ -56,7 +56,14 @@ def scores_png(table: ScoreTable, measure: str, path: Path,
     low = np.array([m.get("bt_low", m[measure]) for m in means], dtype=float)
     high = np.array([m.get("bt_high", m[measure]) for m in means], dtype=float)
     x = np.arange(1, len(ranked) + 1)
-    ax.errorbar(x, score, yerr=[score - low, high - score], fmt="o", capsize=3, markersize=4)
+    # the interval as the bootstrap gives it, from bt_low to bt_high, whether or not it holds
+    # the score: with few topics the score can lie outside it (an error bar around the score
+    # cannot show that, matplotlib refuses it)
+    bars = ax.vlines(x, low, high, linewidth=1)
+    colour = bars.get_color()
+    ax.hlines(np.concatenate([low, high]), np.tile(x - 0.12, 2), np.tile(x + 0.12, 2),
+              colors=colour, linewidth=1)
+    ax.plot(x, score, "o", markersize=4, color=colour)
     ax.axhline(1000, color="grey", linewidth=0.5)
     rank_axis(ax, ranked)
     ax.set_ylabel(f"{measure} (bootstrap interval)")

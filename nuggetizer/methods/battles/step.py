@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nuggetizer import names
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import ConfigError
 from nuggetizer.formats.jsonl import iter_jsonl
@@ -29,7 +30,7 @@ from nuggetizer.run.resume import ResumableOutput
 from nuggetizer.run.steps import _stamp, run_journalled
 from nuggetizer.run.usage import UsageLedger, added
 
-SCHEDULES = ("uniform", "active")
+SCHEDULES = names.SCHEDULES  # uniform, active
 
 
 @dataclass

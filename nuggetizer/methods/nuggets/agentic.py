@@ -44,6 +44,7 @@ from nuggetizer.methods.nuggets.steps import (
     label_importance,
     sort_and_trim,
 )
+from nuggetizer.names import AGENTIC_TOKENS, AGENTIC_TURNS
 from nuggetizer.parsing import ParseFailure, parse_strings, strings_schema
 from nuggetizer.search.base import Searcher
 from nuggetizer.search.tools import Limits, Toolbox
@@ -51,16 +52,14 @@ from nuggetizer.templates import load_prompt
 from nuggetizer.types import Nugget, NuggetList
 
 PROMPT = AGENTIC_PROMPT
-DEFAULT_TURNS = 8
-DEFAULT_TOKENS = 60_000
 
 
 @dataclass(frozen=True)
 class Bounds:
     """How far one topic's conversation may go (see the module's doc)."""
 
-    turns: int = DEFAULT_TURNS
-    tokens: int = DEFAULT_TOKENS
+    turns: int = AGENTIC_TURNS
+    tokens: int = AGENTIC_TOKENS
 
     def __post_init__(self) -> None:
         if self.turns < 1 or self.tokens < 1:

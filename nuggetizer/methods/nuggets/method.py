@@ -195,7 +195,8 @@ class NuggetsMethod(AnswerKeyMethod):
         if length is None or judgment.stated_length:  # L from the text, never self-reported
             length = text_length(judgment.answer_text)
         scores["L"] = float(length)
-        scores.update(sub_narrative_coverage(labelled))
+        if labelled:  # nuggets mapped to sub-narratives (else there is no coverage)
+            scores.update(sub_narrative_coverage(labelled))
         return scores
 
     def nothing_judged(self, judgment: Assessment | LabelRow) -> str | None:
