@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -18,15 +17,12 @@ from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.profile import DEFAULT_PROFILE
 from nuggetizer.interface.registry import method_class, method_holding, method_names
 from nuggetizer.interface.report_part import ReportPart
-from nuggetizer.interface.table import JudgedTable
+from nuggetizer.interface.table import Judged, JudgedTable
 from nuggetizer.measures.base import Measure
 from nuggetizer.report.sources import Sources, add_jsonl, add_table, beside_key
 from nuggetizer.scoring.engine import judgment_files, read_judged, score_judged
 from nuggetizer.scoring.files import left_out_text
 from nuggetizer.scoring.tables import is_per_topic
-
-if TYPE_CHECKING:
-    from nuggetizer.interface.base import Judged
 
 
 def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:
