@@ -8,15 +8,17 @@ from pathlib import Path
 import click
 
 from nuggetizer.cli.common import ANY, FILE, LENGTH_LIMIT, LENIENT, TRACK_RULES, method_options
-from nuggetizer.cli.core import check_key, configured, make_targets
+from nuggetizer.cli.core import check_key, configured
 from nuggetizer.formats.blind import blind as make_blind
 from nuggetizer.formats.blind import unblind
 from nuggetizer.formats.nuggets import nuggets_record, read_nuggets
 from nuggetizer.formats.rag26 import narratives
 from nuggetizer.formats.sheets import nugget_sheet, read_nugget_sheet, sheet_file_name
+from nuggetizer.formats.track_inputs import Wanted, read_track_inputs
 from nuggetizer.formats.track_rules import request_limits
 from nuggetizer.formats.trec_run import read_trec_runs
 from nuggetizer.formats.writing import run_file_name, write_jsonl_atomic, write_text_atomic
+from nuggetizer.plan.sources import make_targets, wanted_to_judge
 from nuggetizer.relevance.scales import SCALES, common_scale
 from nuggetizer.run.provenance import provenance, write_sidecar
 from nuggetizer.scoring.engine import judgment_files, read_judged
@@ -145,7 +147,8 @@ def export_sheets_command(assessed: tuple[Path, ...], run_paths: tuple[Path, ...
     if run_paths:
         check_key(chosen, key)
         keys = chosen.read_keys(key, lenient) if key is not None else None
-        targets = make_targets(chosen, run_paths, (), corpus, None, allow_missing)
+        targets = make_targets(chosen, read_track_inputs(wanted_to_judge([chosen], Wanted(
+            corpus=corpus, runs=run_paths, allow_missing=allow_missing))))
         items = [chosen.blank_judgment(keys[qid] if keys is not None else None, target)
                  for by_topic in targets.values() for qid, target in by_topic.items()
                  if keys is None or qid in keys]
