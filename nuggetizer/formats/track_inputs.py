@@ -2,7 +2,7 @@
 the qrels, the sub-narratives, the answer runs (checked against their track's rules), the
 retrieval runs and the runs a key is built from, and the one slice of the corpus all of them
 need. Each file is checked by its reader, every error naming file and line; the plan
-(nuggetizer/plan/) receives the value and opens no file.
+(nuggetizer/plan/) receives the value and reads no input file.
 
     wanted = Wanted(topics=Path("topics.tsv"), qrels=..., corpus=..., runs=(...),
                     passages=Demand(judged=1, references=True))
@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from nuggetizer.formats.answers import read_runs, repeated_citations
 from nuggetizer.formats.corpus import read_corpus
 from nuggetizer.formats.narratives import sub_narrative_source
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.formats.track_rules import cut, enforce, request_limits
+from nuggetizer.formats.track_rules import Limits, TrackRules, cut, enforce, request_limits
 from nuggetizer.formats.trec_run import TrecRun, read_trec_run, read_trec_runs
 from nuggetizer.types import Answer, Qrel, Segment, Topic
 
@@ -99,7 +98,7 @@ class TrackInputs:
     answers: dict[str, dict[str, Answer]] = field(default_factory=dict)
     rule_warnings: list[str] = field(default_factory=list)
     repeated: list[str] = field(default_factory=list)
-    rules: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, tuple[TrackRules, Limits]] = field(default_factory=dict)
     retrieval: dict[str, TrecRun] = field(default_factory=dict)
     docs: list[TrecRun] = field(default_factory=list)
     passages: Passages = field(default_factory=Passages)

@@ -1,7 +1,8 @@
 """What a step will do, decided before any LLM call, from its inputs read in one pass
 (formats/track_inputs.py): what to read for the methods and what they make of it, checked
 (sources, inputs), its stages (steps), the graded plans of UMBRELA (graded), and a track's
-config and its plan for `evaluate` (track, evaluate). Nothing here opens a file. Executors in
+config and its plan for `evaluate` (track, evaluate). Planning reads no input file; the stages,
+as they run, read what the stages before them wrote (keys, grades, judgments). Executors in
 nuggetizer/run/ run what is planned here."""
 
 from __future__ import annotations

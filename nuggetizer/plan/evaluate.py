@@ -2,7 +2,8 @@
 formats/track_inputs.py), what each makes of the inputs read, checked before any LLM call, and
 the whole evaluation as one plan that any executor runs (run/execute.py): each method's keys
 (graded then built, built, or the track's) and judgments, then each method's scores, then every
-measure side by side. Nothing here opens a file."""
+measure side by side. Planning reads no input file: the judging reads the keys (given or built
+by the stage before) and the scoring the judgments when they run."""
 
 from __future__ import annotations
 

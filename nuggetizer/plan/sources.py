@@ -1,7 +1,8 @@
 """What a step makes of its inputs before any LLM call, checked: what to read for the methods
 (`wanted_to_build`, `wanted_to_judge`: read by formats/track_inputs.py), then, from the inputs
 read, the topics chosen, the passages a key is built from, the targets to judge, and the
-sub-narratives of a 0-4 grading. Nothing here opens a file."""
+sub-narratives of a 0-4 grading. No input file is read here (`check_fill` reads the scale the
+--fill qrels' provenance sidecar declares)."""
 
 from __future__ import annotations
 
