@@ -22,8 +22,7 @@ from nuggetizer.assessors import make_assessor  # noqa: E402
 from nuggetizer.cache import Cache  # noqa: E402
 from nuggetizer.formats.answers import read_runs  # noqa: E402
 from nuggetizer.formats.nuggets import read_nuggets  # noqa: E402
-from nuggetizer.formats.qrels import read_qrels  # noqa: E402
-from nuggetizer.formats.topics import read_topics  # noqa: E402
+from nuggetizer.formats.track_inputs import Demand, Wanted, read_track_inputs  # noqa: E402
 from nuggetizer.interface.registry import make_method  # noqa: E402
 from nuggetizer.plan.inputs import answer_targets, key_inputs  # noqa: E402
 from nuggetizer.plan.track import load_track  # noqa: E402
@@ -35,8 +34,9 @@ def main() -> None:
     print(machine())
     track = load_track("sample")
     method = make_method("nuggets", track.settings())
-    inputs, skipped = key_inputs(read_topics(track.topics), qrels=read_qrels(track.qrels),
-                                 corpus=track.corpus, min_grade=method.config.min_grade,
+    read = read_track_inputs(Wanted(topics=track.topics, qrels=track.qrels, corpus=track.corpus,
+                                    passages=Demand(judged=method.config.min_grade)))
+    inputs, skipped = key_inputs(read.topics or {}, read, method.config.min_grade,
                                  skip_without_documents=True)
     targets = answer_targets(read_runs(track.runs))
     with tempfile.TemporaryDirectory() as tmp:

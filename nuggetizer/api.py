@@ -48,14 +48,22 @@ from nuggetizer.formats.answers import read_runs
 from nuggetizer.formats.nuggets import add_queries, read_nuggets
 from nuggetizer.formats.qrels import read_qrels
 from nuggetizer.formats.topics import read_topics
-from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
+from nuggetizer.formats.track_inputs import Demand, Wanted, read_passages, read_track_inputs
+from nuggetizer.formats.trec_run import read_trec_runs
 from nuggetizer.formats.writing import write_jsonl_atomic
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.interface.registry import DEFAULT_METHOD, make_method, method_names
 from nuggetizer.methods.nuggets.agentic import AgenticNuggets, Bounds
 from nuggetizer.methods.rubrics.authoring import RubricAuthoring
 from nuggetizer.names import AGENTIC_TOKENS, AGENTIC_TURNS, READ_LINES, READ_WORDS
-from nuggetizer.plan.inputs import answer_targets, cite_targets, context_targets, key_inputs
+from nuggetizer.plan.inputs import (
+    answer_targets,
+    cite_targets,
+    cited_ids,
+    context_targets,
+    key_inputs,
+    ranked_ids,
+)
 from nuggetizer.plan.steps import assign_plan, nuggetize_plan
 from nuggetizer.run.execute import Mode, executor
 from nuggetizer.run.progress import Summary
@@ -209,12 +217,13 @@ def build_keys(method: AnswerKeyMethod, topics: Mapping[str, Topic] | PathLike,
             raise ConfigError(f"method {method.name} builds its keys from {need}: give {need}=")
     topic_map = _topics(topics)
     grade = getattr(method.config, "min_grade", None)
-    inputs, skipped = key_inputs(
-        topic_map, qrels=read_qrels(qrels) if qrels else (),
-        qrels_path=Path(qrels) if qrels else None, corpus=Path(corpus) if corpus else None,
-        docs_runs=[read_trec_run(p) for p in docs_runs], depth=depth,
-        min_grade=int(grade) if grade is not None else min_grade,
-        skip_without_documents=method.judging.skip_without_documents)
+    lowest = int(grade) if grade is not None else min_grade
+    read = read_track_inputs(Wanted(
+        qrels=Path(qrels) if qrels else None, corpus=Path(corpus) if corpus else None,
+        docs_runs=[Path(p) for p in docs_runs], depth=depth,
+        passages=Demand(judged=lowest, docs_depth=depth)))
+    inputs, skipped = key_inputs(topic_map, read, lowest,
+                                 method.judging.skip_without_documents)
     summary: Summary = run(nuggetize_plan(method, inputs, Path(out), skipped), assessor)[0]
     return summary
 
@@ -289,15 +298,17 @@ def targets(method: AnswerKeyMethod,
     answers = runs if isinstance(runs, Mapping) else read_runs(
         runs, keep_unresolved=allow_missing and method.judging.citations)
     made = answer_targets(answers)
+    where = Path(corpus) if corpus else None
     if method.judging.citations:
-        cite_targets(made, Path(corpus) if corpus else None, allow_missing,
-                     every=not method.first_citation_only)
+        every = not method.first_citation_only
+        cite_targets(made, read_passages(where, cited_ids(made, every)), allow_missing, every)
     contexts = check.check_paths(retrieval_runs, "retrieval_runs")
     if contexts:
-        if corpus is None:
+        if where is None:
             raise ConfigError("retrieval runs need corpus= for the passage texts")
-        made.update(context_targets(read_trec_runs(contexts), Path(corpus),
-                                    depth or method.depth, allow_missing))
+        read, k = read_trec_runs(contexts), depth or method.depth
+        made.update(context_targets(read, read_passages(where, ranked_ids(read, k)), k,
+                                    allow_missing))
     return made
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.assessors import Assessor
+from nuggetizer.formats import TrackInputs, Wanted, read_passages
 from nuggetizer.interface import Judged
 from nuggetizer.methods.nuggets import NuggetConfig, NuggetsMethod
 from nuggetizer.plan import answer_targets, key_inputs
@@ -25,8 +26,10 @@ async def assign(runs: dict[str, dict[str, Answer]], keys: dict[str, NuggetList]
 async def nuggetize(topics: dict[str, Topic], qrels: Sequence[Qrel], corpus: Path,
                     assessor: Assessor, config: NuggetConfig, out: Path) -> Summary:
     """`nuggetizer nuggetize`: nuggets of every topic with judged segments."""
-    inputs, skipped = key_inputs(topics, qrels=qrels, corpus=corpus, min_grade=config.min_grade,
-                                 skip_without_documents=True)
+    judged = {q.docid for q in qrels if q.grade >= config.min_grade}
+    read = TrackInputs(Wanted(corpus=corpus), qrels=list(qrels),
+                       passages=read_passages(corpus, judged))
+    inputs, skipped = key_inputs(topics, read, config.min_grade, skip_without_documents=True)
     return await build_keys(NuggetsMethod(config), inputs, assessor, out, None, skipped)
 
 

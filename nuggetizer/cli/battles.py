@@ -75,7 +75,7 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     battles`; --profile ragdoll: one order per battle, drawn as castorini RAGDoll draws
     it)."""
     from nuggetizer.cli.steps import configured
-    from nuggetizer.formats.topics import read_topics
+    from nuggetizer.formats.track_inputs import Demand, Wanted, read_track_inputs
     from nuggetizer.methods.battles.records import battle_key
     from nuggetizer.methods.battles.step import (
         RoundsLedger,
@@ -86,7 +86,7 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     )
     from nuggetizer.methods.battles.step import judge_battles as judge
     from nuggetizer.plan.inputs import cite_targets
-    from nuggetizer.plan.sources import make_targets, restrict_targets
+    from nuggetizer.plan.sources import make_targets, restrict_targets, wanted_to_judge
     from nuggetizer.run.execute import Dry
     from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
     from nuggetizer.run.stages import Plan, Stage
@@ -95,11 +95,15 @@ def battles_command(run_paths: tuple[Path, ...], topics: Path | None, per_topic:
     chosen = configured("battles", settings, profile)
     if per_topic is not None and budget is not None:
         raise ConfigError("give --battles-per-topic or --budget, not both")
-    targets = make_targets(chosen, run_paths, (), None, None, track=track_rules)
-    targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))
-    if chosen.config.documents:
-        cite_targets(targets, corpus, every=True)
-    narratives = {q: t.text for q, t in read_topics(topics).items()} if topics else {}
+    documents = bool(chosen.config.documents)
+    read = read_track_inputs(wanted_to_judge([chosen], Wanted(
+        topics=topics, corpus=corpus if documents else None, runs=run_paths,
+        track_rules=track_rules, passages=Demand(references=documents))))
+    targets = restrict_targets(make_targets(chosen, read),
+                               chosen_topics(only_topics, only_topics_file))
+    if documents:
+        cite_targets(targets, read.passages, every=True)
+    narratives = {q: t.text for q, t in (read.topics or {}).items()}
     plan = plan_battles(targets, narratives, per_topic, budget, seed)
     orders = 2 if chosen.config.both_orders else 1
     head = (f"{len(plan.pairs)} battles of {plan.all_pairs} possible ({plan.runs} runs, "

@@ -86,17 +86,19 @@ def nuggetize_command(
     --grade-pool, from the runs' passages graded by the LLM first; with --agentic, by the LLM
     searching the corpus with tools)."""
     from nuggetizer.cli.steps import configured, setting_names
-    from nuggetizer.formats.topics import read_topics
-    from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan
+    from nuggetizer.formats.track_inputs import Wanted, read_track_inputs
+    from nuggetizer.plan.graded import KeySpec, PoolSpec, grade_then_build_plan, wanted_to_grade
     from nuggetizer.plan.sources import (
         attach_sub_narratives,
         graded_paths,
         key_inputs_for,
         make_grading,
         restrict_inputs,
+        threshold,
+        wanted_to_build,
     )
     from nuggetizer.plan.steps import nuggetize_plan
-    from nuggetizer.relevance.scales import DEFAULT_SCALE
+    from nuggetizer.relevance.scales import DEFAULT_SCALE, Grading, get_scale
     from nuggetizer.run.execute import Dry
     from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
 
@@ -111,15 +113,15 @@ def nuggetize_command(
             "spec": search_spec, "index": search_index, "turns": max_turns,
             "tokens": max_agent_tokens}, options)
         return
-    grading = make_grading(scale, narratives, sub_narratives_from)
+    sourced = narratives is not None or sub_narratives_from is not None
     if map_sub_narratives and grade_pool:
         raise ConfigError("--map-sub-narratives does not cover --grade-pool: grade with "
                           "`relevance` first, then nuggetize --map-sub-narratives from its qrels")
-    if not grade_pool and (grading.scale.name != DEFAULT_SCALE or
-                           (grading.source and not map_sub_narratives)):
+    if not grade_pool and (scale != DEFAULT_SCALE or (sourced and not map_sub_narratives)):
         raise ConfigError("--scale, --narratives and --sub-narratives-from go with --grade-pool"
                           " (or, the last two, with --map-sub-narratives)")
-    min_grade = relevant_default(grading if grade_pool else qrels_grading(qrels), min_grade,
+    min_grade = relevant_default(Grading(get_scale(scale)) if grade_pool else
+                                 qrels_grading(qrels), min_grade,
                                  settings)  # 2 for qrels graded (or declared) 0-4
     if "min_grade" in setting_names(method):  # else only the threshold of the passages read
         flags["min_grade"] = min_grade
@@ -129,13 +131,18 @@ def nuggetize_command(
     if grade_pool and options["batch_api"]:
         raise ConfigError("--batch-api does not cover --grade-pool: grade with `relevance "
                           "--batch-api` first, then nuggetize --batch-api from its qrels")
+    if grade_pool and docs_runs:
+        raise ConfigError("--grade-pool pools the --run files: --docs-run does not apply")
+    files = Wanted(topics=topics, qrels=qrels, corpus=corpus, runs=run_paths,
+                   docs_runs=docs_runs, narratives=narratives,
+                   sub_narratives_from=sub_narratives_from, depth=depth)
+    read = read_track_inputs(wanted_to_grade(files, 0, threshold(chosen, min_grade))
+                             if grade_pool else wanted_to_build(chosen, files, min_grade))
+    grading = make_grading(scale, read.sub_narratives)
     if grade_pool:
-        if docs_runs:
-            raise ConfigError("--grade-pool pools the --run files: --docs-run does not apply")
         qrels_out, judgments = graded_paths(output, graded_qrels)
         plan = grade_then_build_plan(
-            PoolSpec(topics, corpus, run_paths, cited_only=cited_only, fill=qrels,
-                     reasks=reasks, grading=grading, only=only),
+            PoolSpec(read, cited_only=cited_only, reasks=reasks, grading=grading, only=only),
             KeySpec(chosen, min_grade), qrels_out, output)
         assessor = make_assessor_from(options)
         runner = executor_from(options, assessor, output.parent)
@@ -145,15 +152,15 @@ def nuggetize_command(
                        f"in {judgments}), keys in {output}", err=True)
             embedded_note(assessor)
         return
-    inputs, skipped = key_inputs_for(chosen, topics=topics, qrels=qrels, corpus=corpus,
-                                     docs_runs=docs_runs, depth=depth, min_grade=min_grade)
+    inputs, skipped = key_inputs_for(chosen, read, min_grade)
     inputs, skipped = restrict_inputs(inputs, skipped, only,
-                                      list(read_topics(topics)) if only else None)
+                                      list(read.topics or {}) if only else None)
     if map_sub_narratives:
         attach_sub_narratives(chosen, inputs, grading)
     assessor = make_assessor_from(options)
     runner = executor_from(options, assessor, output.parent)
     plan = nuggetize_plan(chosen, inputs, output, skipped)
+    plan.read = read.lines()
     summary = run_with(assessor, runner.run(plan))[0]
     finish(runner, summary, assessor)
 
@@ -198,22 +205,27 @@ def assign_command(
 ) -> None:
     """Judge every answer (or retrieved context) of the runs against its topic's key."""
     from nuggetizer.cli.steps import configured
-    from nuggetizer.formats.topics import read_topics
-    from nuggetizer.plan.sources import check_key, make_targets, restrict_targets
+    from nuggetizer.formats.track_inputs import Wanted, read_track_inputs
+    from nuggetizer.plan.sources import check_key, make_targets, restrict_targets, wanted_to_judge
     from nuggetizer.plan.steps import assign_plan
     from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
 
     chosen = configured(method, settings, **flags)
     check_key(chosen, key)
-    targets = make_targets(chosen, run_paths, retrieval_runs, corpus, depth, allow_missing,
-                           track_rules, requests, length_limit)
-    targets = restrict_targets(targets, chosen_topics(only_topics, only_topics_file))
+    read = read_track_inputs(wanted_to_judge([chosen], Wanted(
+        topics=topics, corpus=corpus, runs=run_paths, retrieval_runs=retrieval_runs,
+        track_rules=track_rules, requests=requests, length_limit=length_limit, depth=depth,
+        allow_missing=allow_missing)))
+    targets = restrict_targets(make_targets(chosen, read),
+                               chosen_topics(only_topics, only_topics_file))
     keys = chosen.read_keys(key, lenient) if key is not None else None
     if keys is not None and key is not None:
-        chosen.complete_keys(keys, key, read_topics(topics) if topics else None)
+        chosen.complete_keys(keys, key, read.topics)
     assessor = make_assessor_from(options)
     runner = executor_from(options, assessor, output)
-    summary = run_with(assessor, runner.run(assign_plan(chosen, keys, targets, output)))[0]
+    plan = assign_plan(chosen, keys, targets, output)
+    plan.read = read.lines()
+    summary = run_with(assessor, runner.run(plan))[0]
     finish(runner, summary, assessor)
 
 
@@ -300,19 +312,24 @@ def relevance_command(
 ) -> None:
     """Grade the pooled (topic, passage) pairs with UMBRELA's prompt, 0-3 (or 0-4 with the
     narrative's sub-narratives, --scale 0-4); write TREC qrels declaring their scale."""
-    from nuggetizer.plan.graded import PoolSpec, relevance_plan
+    from nuggetizer.formats.track_inputs import Wanted, read_track_inputs
+    from nuggetizer.plan.graded import PoolSpec, relevance_plan, wanted_to_grade
     from nuggetizer.plan.sources import check_fill, make_grading
+    from nuggetizer.relevance.scales import Grading, get_scale
     from nuggetizer.run.execute import Dry
     from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
 
-    grading = make_grading(scale, narratives, sub_narratives_from)
-    check_fill(fill, grading, output)
+    check_fill(fill, Grading(get_scale(scale)), output)
     if not run_paths and not retrieval_runs:
         raise ConfigError("nothing to pool: give --run (answers) and/or --retrieval-run")
     if depth < 1:
         raise ConfigError(f"--depth must be at least 1, got {depth}")
-    spec = PoolSpec(topics, corpus, run_paths, retrieval_runs, depth, cited_only, fill, reasks,
-                    allow_missing, grading, chosen_topics(only_topics, only_topics_file))
+    read = read_track_inputs(wanted_to_grade(Wanted(
+        topics=topics, qrels=fill, corpus=corpus, runs=run_paths, retrieval_runs=retrieval_runs,
+        narratives=narratives, sub_narratives_from=sub_narratives_from), depth))
+    spec = PoolSpec(read, depth, cited_only, reasks, allow_missing,
+                    make_grading(scale, read.sub_narratives),
+                    chosen_topics(only_topics, only_topics_file))
     plan = relevance_plan(spec, output, judgments)
     assessor = make_assessor_from(options)
     runner = executor_from(options, assessor, output.parent)

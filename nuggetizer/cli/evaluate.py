@@ -43,7 +43,14 @@ def evaluate_command(track: str, output: Path | None, profile: str | None,
     """Build the keys (or take the track's key file), judge the runs, score them; with several
     methods, each into OUT/METHOD/ and every measure side by side in OUT/leaderboard.tsv
     (--only-topics: on those topics only, every step)."""
-    from nuggetizer.plan.evaluate import evaluate_plan, track_method
+    from nuggetizer.formats.track_inputs import read_track_inputs
+    from nuggetizer.plan.evaluate import (
+        TrackScope,
+        evaluate_plan,
+        track_methods,
+        track_methods_made,
+        track_wanted,
+    )
     from nuggetizer.plan.score import MISSING
     from nuggetizer.plan.track import load_track
     from nuggetizer.run.execute import Batched, Dry
@@ -55,18 +62,18 @@ def evaluate_command(track: str, output: Path | None, profile: str | None,
     config: Track = load_track(track)
     if profile is not None:
         config.profile = profile  # type: ignore[assignment]  # one of the Choice's
-    out = output or Path("out") / config.name
-    names = config.method_list()
-    several = len(names) > 1
-    methods = [track_method(config, name, out / name if several else out, several, only)
-               for name in names]
+    made = track_methods_made(config)
+    scope = TrackScope(config, read_track_inputs(track_wanted(config, made)),
+                       output or Path("out") / config.name, only)
+    out, names, several = scope.out, config.method_list(), scope.several
+    methods = track_methods(scope, made)
     assessor = make_assessor_from(options, config.assessors or config.assessor, config.prices,
                                   config.samples, config.aggregate)
     runner = executor_from(options, assessor, out)
     if isinstance(runner, Batched) and config.relevance is not None and config.key is None:
         raise ConfigError("--batch-api does not cover a track with [relevance]: grade with "
                           "`relevance --batch-api` first and give the track those qrels")
-    evaluation = evaluate_plan(config, methods, out, only, Shown(several))
+    evaluation = evaluate_plan(scope, methods, Shown(several))
     run_with(assessor, runner.run(evaluation.plan))  # one assessor for every method, closed once
     if isinstance(runner, Dry):
         return

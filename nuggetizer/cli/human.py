@@ -148,8 +148,9 @@ def human_agreement_command(files: tuple[Path, ...], support: bool, corpus: Path
     from nuggetizer.cli.steps import configured
     from nuggetizer.formats.nist import read_nist_assignments
     from nuggetizer.formats.nist_support import read_nist_support
+    from nuggetizer.formats.track_inputs import read_passages
     from nuggetizer.formats.writing import write_text_atomic
-    from nuggetizer.plan.inputs import cite_targets
+    from nuggetizer.plan.inputs import cite_targets, cited_ids
     from nuggetizer.plan.steps import assign_plan
     from nuggetizer.run.execute import Dry
     from nuggetizer.run.factories import executor_from, make_assessor_from, run_with
@@ -166,8 +167,9 @@ def human_agreement_command(files: tuple[Path, ...], support: bool, corpus: Path
         chosen = configured("support", settings)
         nist = chosen_answers(read_nist_support(files), topics, sample, seed)
         targets = support_targets(nist)
-        problems = cite_targets(targets, corpus, allow_missing,
-                                every=not chosen.first_citation_only)
+        every = not chosen.first_citation_only
+        problems = cite_targets(targets, read_passages(corpus, cited_ids(targets, every)),
+                                allow_missing, every)
         if problems:
             click.echo(f"note: {len(problems)} citations cannot be judged (unjudged, "
                        f"counted), e.g. {problems[0]}", err=True)

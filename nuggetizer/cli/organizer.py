@@ -142,8 +142,9 @@ def export_sheets_command(assessed: tuple[Path, ...], run_paths: tuple[Path, ...
     from nuggetizer.cli.steps import configured
     from nuggetizer.formats.blind import blind as make_blind
     from nuggetizer.formats.sheets import sheet_file_name
+    from nuggetizer.formats.track_inputs import Wanted, read_track_inputs
     from nuggetizer.formats.writing import write_text_atomic
-    from nuggetizer.plan.sources import check_key, make_targets
+    from nuggetizer.plan.sources import check_key, make_targets, wanted_to_judge
     from nuggetizer.scoring.engine import judgment_files, read_judged
 
     chosen = configured(method, settings)
@@ -153,7 +154,8 @@ def export_sheets_command(assessed: tuple[Path, ...], run_paths: tuple[Path, ...
     if run_paths:
         check_key(chosen, key)
         keys = chosen.read_keys(key, lenient) if key is not None else None
-        targets = make_targets(chosen, run_paths, (), corpus, None, allow_missing)
+        targets = make_targets(chosen, read_track_inputs(wanted_to_judge([chosen], Wanted(
+            corpus=corpus, runs=run_paths, allow_missing=allow_missing))))
         items = [chosen.blank_judgment(keys[qid] if keys is not None else None, target)
                  for by_topic in targets.values() for qid, target in by_topic.items()
                  if keys is None or qid in keys]

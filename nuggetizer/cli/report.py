@@ -15,10 +15,8 @@ from nuggetizer.errors import InputError, NothingJudgedError
 if TYPE_CHECKING:
     from nuggetizer.interface.base import AnswerKeyMethod
     from nuggetizer.interface.report_part import ReportPart
+    from nuggetizer.interface.table import Judged
     from nuggetizer.measures.base import Measure
-
-if TYPE_CHECKING:
-    from nuggetizer.interface.base import Judged
 
 
 def _runs_wanted(runs: str | None, runs_file: Path | None) -> list[str]:

@@ -23,7 +23,8 @@ __all__ = [
     "iter_leaderboard", "leaderboard_text", "length", "nugget_sheet", "qrels_text",
     "read_answer_run", "read_assignment_sheet", "read_leaderboard_rows", "read_narratives",
     "read_nugget_sheet", "read_trec_run", "read_udcg_dataset", "sub_narratives_from_nuggets",
-    "truncate", "validated", "write_leaderboard",
+    "truncate", "validated", "write_leaderboard", "Demand", "Passages", "TrackInputs", "Wanted",
+    "read_passages", "read_track_inputs",
 ]
 
 
@@ -44,6 +45,14 @@ if TYPE_CHECKING:
     from nuggetizer.formats.qrels import qrels_text
     from nuggetizer.formats.records import JudgmentIds, KeyIds, validated
     from nuggetizer.formats.sheets import nugget_sheet, read_assignment_sheet, read_nugget_sheet
+    from nuggetizer.formats.track_inputs import (
+        Demand,
+        Passages,
+        TrackInputs,
+        Wanted,
+        read_passages,
+        read_track_inputs,
+    )
     from nuggetizer.formats.track_rules import Limit, length, truncate
     from nuggetizer.formats.trec_run import read_trec_run
 

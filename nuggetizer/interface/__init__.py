@@ -10,7 +10,7 @@ from nuggetizer.faces import lazy_face
 
 # The public face (nuggetizer/faces.py): each name imported from its module when first asked for.
 if TYPE_CHECKING:
-    from nuggetizer.interface.base import AnswerKeyMethod, Judged, KeyInput, Outcome, Target
+    from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target
     from nuggetizer.interface.declare import setting, settings_of
     from nuggetizer.interface.registry import (
         REGISTRY,
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         register,
     )
     from nuggetizer.interface.report_part import ReportPart
-    from nuggetizer.interface.table import JudgedTable, Twice
+    from nuggetizer.interface.table import Judged, JudgedTable, Twice
 
 
 __getattr__ = lazy_face(__name__)

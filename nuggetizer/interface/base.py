@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -31,12 +31,10 @@ from nuggetizer.interface.declare import check_choices, setting
 from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.profile import GUIDELINE, Profile
 from nuggetizer.interface.report_part import ReportPart
+from nuggetizer.interface.table import Judged, JudgedTable
 from nuggetizer.measures.base import Measure, names
 from nuggetizer.templates import Prompt, load_prompt
 from nuggetizer.types import Segment, Sentence, Topic
-
-if TYPE_CHECKING:
-    from nuggetizer.interface.table import JudgedTable
 
 # the class switches `judging` replaced: a method of one's own that still sets one is told
 REPLACED = frozenset({"key_needs", "key_reads", "key_file", "judgments_dir",
@@ -117,18 +115,6 @@ class Outcome:
 
     record: dict[str, Any]
     unjudged: int = 0
-
-
-@dataclass(slots=True)  # 400k of them for battles at scale: no __dict__ each
-class Judged:
-    """One judgment read back for scoring: where it came from, and the record as the method
-    scores it (after `check` against the key)."""
-
-    run_id: str
-    qid: str
-    record: Any
-    path: Path
-    line: int
 
 
 @dataclass

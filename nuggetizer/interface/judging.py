@@ -2,13 +2,13 @@
 flow asks (as inspect_ai's RetryDecision and ir_measures' measure declarations do), instead of
 a switch on the method class for each question.
 
-    judging = Judging.keyed(needs={"qrels", "corpus"}, file="nuggets.jsonl")
+    judging = Judging.keyed(AnswerKey(needs={"qrels", "corpus"}, file="nuggets.jsonl"))
     judging = Judging.keyless(judgments_dir="support", citations=True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,12 +25,14 @@ class AnswerKey:
     and `reads` (optional) among KEY_INPUTS; `file`: its name inside an evaluate folder;
     `skip_without_documents`: a topic with no passage to build from gets no key."""
 
-    needs: frozenset[str] = frozenset()
-    reads: frozenset[str] = frozenset()
+    needs: Set[str] = frozenset()
+    reads: Set[str] = frozenset()
     file: str = "key.jsonl"
     skip_without_documents: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "needs", frozenset(self.needs))  # hashable, as it is frozen
+        object.__setattr__(self, "reads", frozenset(self.reads))
         unknown = sorted((self.needs | self.reads) - KEY_INPUTS)
         if unknown:
             raise ValueError(f"an answer key reads {', '.join(sorted(KEY_INPUTS))}, not "
@@ -56,12 +58,10 @@ class Judging:
     scored_with_key: bool = True
 
     @classmethod
-    def keyed(cls, *, needs: Iterable[str] = (), reads: Iterable[str] = (),
-              file: str = "key.jsonl", skip_without_documents: bool = False,
-              judgments_dir: str = "judgments", scoring: Scoring = "each",
-              scored_with_key: bool = True) -> Judging:
-        """A method that builds an answer key per topic and judges against it."""
-        key = AnswerKey(frozenset(needs), frozenset(reads), file, skip_without_documents)
+    def keyed(cls, key: AnswerKey, *, judgments_dir: str = "judgments",
+              scoring: Scoring = "each", scored_with_key: bool = True) -> Judging:
+        """A method that builds an answer key per topic (what `key` says it reads) and judges
+        against it."""
         return cls(key, False, judgments_dir, scoring, scored_with_key)
 
     @classmethod
@@ -78,17 +78,17 @@ class Judging:
     @property
     def needs(self) -> frozenset[str]:
         """What building its key requires (nothing without a key)."""
-        return self.key.needs if self.key is not None else frozenset()
+        return frozenset(self.key.needs) if self.key is not None else frozenset()
 
     @property
     def reads(self) -> frozenset[str]:
         """What building its key reads when given (required or optional)."""
-        return self.key.needs | self.key.reads if self.key is not None else frozenset()
+        return frozenset(self.key.needs | self.key.reads) if self.key is not None else frozenset()
 
     @property
     def optional(self) -> frozenset[str]:
         """What building its key reads when given but does not require."""
-        return self.key.reads if self.key is not None else frozenset()
+        return frozenset(self.key.reads) if self.key is not None else frozenset()
 
     @property
     def skip_without_documents(self) -> bool:

@@ -1,4 +1,5 @@
-"""The judgments of a method scored per run (`judging.scoring` "runs"), read as one table.
+"""Judgments read back for scoring: one at a time (`Judged`), or, for a method scored per run
+(`judging.scoring` "runs"), all of them as one table (`JudgedTable`).
 
 Such a method fits every judgment at once (battles: one Bradley-Terry fit on 400k battles), so
 the score engine never looks at its judgments one by one: it asks the table the questions it
@@ -14,8 +15,19 @@ from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from nuggetizer.interface.base import Judged
+
+@dataclass(slots=True)  # 400k of them for battles at scale: no __dict__ each
+class Judged:
+    """One judgment read back for scoring: where it came from, and the record as the method
+    scores it (after `check` against the key)."""
+
+    run_id: str
+    qid: str
+    record: Any
+    path: Path
+    line: int
 
 
 @dataclass(frozen=True)

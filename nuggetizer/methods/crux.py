@@ -25,7 +25,7 @@ from nuggetizer.formats.records import validated
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.interface.declare import setting
-from nuggetizer.interface.judging import Judging
+from nuggetizer.interface.judging import AnswerKey, Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.measures import crux as mc
 from nuggetizer.methods.records import CruxAnswerJudgment, CruxContextJudgment, CruxKey
@@ -122,8 +122,8 @@ class CruxMethod(AnswerKeyMethod):
     primary = "alpha_nDCG"
     targets = ("context", "answer")
     config_type = CruxConfig
-    judging = Judging.keyed(needs={"reference"}, reads={"qrels", "corpus"},
-                            file="crux_key.jsonl", scoring="pool")
+    judging = Judging.keyed(AnswerKey(needs={"reference"}, reads={"qrels", "corpus"},
+                                      file="crux_key.jsonl"), scoring="pool")
     key_model = CruxKey
 
     def check_inputs(self, topics: Mapping[str, Topic], topics_path: Path, has_qrels: bool

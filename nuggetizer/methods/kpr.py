@@ -22,7 +22,7 @@ from nuggetizer.assessors.base import Assessor
 from nuggetizer.assessors.untrusted import inline
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.interface.declare import setting
-from nuggetizer.interface.judging import Judging
+from nuggetizer.interface.judging import AnswerKey, Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.measures import kpr as mk
 from nuggetizer.methods.records import KprJudgment, KprKey
@@ -164,7 +164,8 @@ class KprMethod(AnswerKeyMethod):
     targets = ("answer",)
     config_type = KprConfig
 
-    judging = Judging.keyed(reads={"docs_runs", "qrels", "corpus"}, file="kpr_key.jsonl")
+    judging = Judging.keyed(AnswerKey(reads={"docs_runs", "qrels", "corpus"},
+                                      file="kpr_key.jsonl"))
     key_model = KprKey
     judgment_model = KprJudgment
 

@@ -34,7 +34,7 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats.keys import read_udcg_dataset
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Outcome, Target, reasks_setting
 from nuggetizer.interface.declare import check_choices, setting
-from nuggetizer.interface.judging import Judging
+from nuggetizer.interface.judging import AnswerKey, Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.measures import udcg as mu
 from nuggetizer.methods.records import UdcgJudgment, UdcgKey
@@ -153,7 +153,8 @@ class UdcgMethod(AnswerKeyMethod):
     targets = ("context",)
     config_type = UdcgConfig
 
-    judging = Judging.keyed(reads={"docs_runs", "qrels", "corpus"}, file="udcg_key.jsonl")
+    judging = Judging.keyed(AnswerKey(reads={"docs_runs", "qrels", "corpus"},
+                                      file="udcg_key.jsonl"))
     key_model = UdcgKey
     judgment_model = UdcgJudgment
 

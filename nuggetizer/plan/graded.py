@@ -5,7 +5,7 @@ the passages graded >= the method's threshold, two stages of one plan."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,7 @@ import click
 
 from nuggetizer.assessors.base import DEFAULT_REASKS
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.answers import read_runs
-from nuggetizer.formats.qrels import qrels_text, read_qrels
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.formats.trec_run import read_trec_runs
+from nuggetizer.formats.track_inputs import TrackInputs, Wanted
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput
 from nuggetizer.plan.sources import (
     attach_sub_narratives,
@@ -48,26 +45,34 @@ KEYS_BOUND = ("keys depend on grades not made yet: counted as if every pooled pa
 
 @dataclass
 class PoolSpec:
-    """What is pooled and how it is graded: the answer runs' references (or citations) and
-    the first `depth` passages of the retrieval runs, of the chosen topics (`only`); the
-    pairs judged in `fill` are kept as they are."""
+    """What is pooled and how it is graded: of the inputs read, the answer runs' references
+    (or citations) and the first `depth` passages of the retrieval runs, of the chosen topics
+    (`only`); the pairs judged in the qrels read (--fill) are kept as they are."""
 
-    topics: Path
-    corpus: Path | None
-    run_paths: Sequence[Path] = ()
-    retrieval_runs: Sequence[Path] = ()
+    inputs: TrackInputs
     depth: int = 20
     cited_only: bool = False
-    fill: Path | None = None
     reasks: int = DEFAULT_REASKS
     allow_missing: bool = False
     grading: Grading = DEFAULT_GRADING
     only: set[str] | None = None
 
-    def inputs(self) -> list[Path]:
+    def made_from(self) -> list[Path]:
         """The files the graded qrels are made from (their sidecar records them)."""
-        return [self.topics, *self.run_paths, *self.retrieval_runs,
-                *([self.fill] if self.fill else [])]
+        wanted = self.inputs.wanted
+        return [p for p in (wanted.topics,) if p is not None] + [
+            *wanted.runs, *wanted.retrieval_runs, *([wanted.qrels] if wanted.qrels else [])]
+
+
+def wanted_to_grade(files: Wanted, depth: int, judged: int | None = None) -> Wanted:
+    """`files` with what grading their pool reads of them: every passage the answer runs list
+    (their references; the cited ones are among them), the first `depth` of each retrieval
+    run, and the passages the qrels kept (--fill) grade >= `judged`, for the keys built from
+    the grades."""
+    demand = files.passages
+    lowest = min((g for g in (judged, demand.judged) if g is not None), default=None)
+    return replace(files, passages=replace(
+        demand, references=True, retrieved=max(depth, demand.retrieved), judged=lowest))
 
 
 @dataclass
@@ -101,7 +106,7 @@ class _Pooled:
         count."""
         spec, pool = self.spec, self.pool
         spec.grading.check([q for q, docs in pool.docids.items() if docs], "the topics graded")
-        texts = pool_texts(pool, spec.corpus, self.kept, spec.allow_missing)
+        texts = pool_texts(pool, spec.inputs.passages, self.kept, spec.allow_missing)
         judged = judgments or judgments_path_for(out)
         done = await assess_relevance(self.topic_map, pool, texts, assessor, out, judged,
                                       self.kept, spec.reasks, spec.grading)
@@ -112,13 +117,13 @@ class _Pooled:
         return self.graded
 
 
-def _read(spec: PoolSpec) -> _Pooled:
-    """The (topic, passage) pairs to grade, and the qrels of `fill`, kept as they are."""
-    topic_map = restrict_topic_map(read_topics(spec.topics), spec.only, str(spec.topics))
-    pool = build_pool(topic_map, read_runs(spec.run_paths),
-                      list(read_trec_runs(spec.retrieval_runs).values()), spec.depth,
+def _pooled(spec: PoolSpec) -> _Pooled:
+    """The (topic, passage) pairs to grade, and the qrels read (--fill), kept as they are."""
+    inputs = spec.inputs
+    topic_map = restrict_topic_map(inputs.topics or {}, spec.only, str(inputs.wanted.topics))
+    pool = build_pool(topic_map, inputs.answers, list(inputs.retrieval.values()), spec.depth,
                       spec.cited_only)
-    return _Pooled(spec, topic_map, pool, read_qrels(spec.fill) if spec.fill else [])
+    return _Pooled(spec, topic_map, pool, inputs.qrels)
 
 
 def _grade_stage(pooled: _Pooled, qrels: Path, judgments: Path | None, announce: bool
@@ -129,7 +134,7 @@ def _grade_stage(pooled: _Pooled, qrels: Path, judgments: Path | None, announce:
         graded = await pooled.grade(assessor, where.path(qrels),
                                     judgments if where.final else None)
         if where.final:
-            report_graded(graded, qrels, spec.inputs())
+            report_graded(graded, qrels, spec.made_from())
             if announce:
                 click.echo(graded.assessed.summary.line() + f"; qrels in {qrels}", err=True)
         return graded
@@ -142,21 +147,27 @@ def _grade_stage(pooled: _Pooled, qrels: Path, judgments: Path | None, announce:
 
 def relevance_plan(spec: PoolSpec, qrels: Path, judgments: Path | None = None) -> Plan:
     """The pooled pairs graded into the qrels file `qrels` (and its judgments)."""
-    return Plan([_grade_stage(_read(spec), qrels, judgments, announce=False)])
+    return Plan([_grade_stage(_pooled(spec), qrels, judgments, announce=False)],
+                read=spec.inputs.lines())
 
 
-def _upper_bound(pooled: _Pooled, qrels: Path) -> bool:
-    """A dry run: the grades the cache held (and --fill's), every other pooled pair graded
-    the scale's top grade, written to `qrels`; False when there is no pair at all."""
+def _graded_rows(pooled: _Pooled, dry: bool) -> list[Qrel]:
+    """The qrels the grading wrote, each with its line; a dry run's: the grades the cache
+    held (and --fill's), every other pooled pair graded the scale's top grade."""
     assert pooled.graded is not None
     rows = list(pooled.graded.assessed.rows)
-    judged = {(q.qid, q.docid) for q in rows}
-    top = pooled.spec.grading.scale.grades[-1]
-    rows += [Qrel(qid=qid, docid=d, grade=top) for qid, ds in pooled.pool.docids.items()
-             for d in ds if (qid, d) not in judged]
-    if rows:
-        qrels.write_text(qrels_text(rows), encoding="utf-8")
-    return bool(rows)
+    if dry:
+        judged = {(q.qid, q.docid) for q in rows}
+        top = pooled.spec.grading.scale.grades[-1]
+        rows += [Qrel(qid=qid, docid=d, grade=top) for qid, ds in pooled.pool.docids.items()
+                 for d in ds if (qid, d) not in judged]
+    return [q.model_copy(update={"line": number}) for number, q in enumerate(rows, 1)]
+
+
+def _with_graded(inputs: TrackInputs, rows: list[Qrel], qrels: Path) -> TrackInputs:
+    """The inputs with the graded qrels (written to `qrels`) as the ones keys are built from."""
+    return replace(inputs, qrels=rows, docs=[],
+                   wanted=replace(inputs.wanted, qrels=qrels, docs_runs=()))
 
 
 def _keys_stage(pooled: _Pooled, keys: KeySpec, graded_qrels: Path, key: Path) -> Stage:
@@ -164,10 +175,11 @@ def _keys_stage(pooled: _Pooled, keys: KeySpec, graded_qrels: Path, key: Path) -
 
     async def work(assessor: Any, where: Where) -> Any:
         qrels = where.path(graded_qrels)
-        if where.dry and not _upper_bound(pooled, qrels):
+        rows = _graded_rows(pooled, where.dry)
+        if where.dry and not rows:
             raise NothingToCount
-        inputs, skipped = key_inputs_for(method, topics=spec.topics, qrels=qrels,
-                                         corpus=spec.corpus, min_grade=keys.min_grade)
+        inputs, skipped = key_inputs_for(method, _with_graded(spec.inputs, rows, qrels),
+                                         keys.min_grade)
         if spec.only is not None:
             inputs = [i for i in inputs if i.qid in spec.only]
             skipped = len(pooled.topic_map) - len(inputs)
@@ -212,11 +224,12 @@ def grade_then_build_plan(spec: PoolSpec, keys: KeySpec, graded_qrels: Path, key
     if "qrels" not in method.judging.reads:
         raise ConfigError(f"--grade-pool: --method {method.name} does not build its keys "
                           "from judged passages")
-    if not spec.run_paths and not spec.retrieval_runs:
+    wanted = spec.inputs.wanted
+    if not wanted.runs and not wanted.retrieval_runs:
         raise ConfigError("--grade-pool needs runs to pool: give --run")
-    if spec.corpus is None:
+    if wanted.corpus is None:
         raise ConfigError("--grade-pool needs --corpus for the texts of the pooled passages")
-    check_fill(spec.fill, spec.grading, graded_qrels)
-    pooled = _read(spec)
+    check_fill(wanted.qrels, spec.grading, graded_qrels)
+    pooled = _pooled(spec)
     return Plan([_grade_stage(pooled, graded_qrels, None, announce=True),
-                 _keys_stage(pooled, keys, graded_qrels, key)])
+                 _keys_stage(pooled, keys, graded_qrels, key)], read=spec.inputs.lines())

@@ -1,21 +1,20 @@
-"""What a step reads before any LLM call, checked: the topics chosen, the passages a key is
-built from, the pool to grade, the targets to judge; and the sub-narratives of a 0-4 grading."""
+"""What a step makes of its inputs before any LLM call, checked: what to read for the methods
+(`wanted_to_build`, `wanted_to_judge`: read by formats/track_inputs.py), then, from the inputs
+read, the topics chosen, the passages a key is built from, the targets to judge, and the
+sub-narratives of a 0-4 grading. No input file is read here (`check_fill` reads the scale the
+--fill qrels' provenance sidecar declares)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats.answers import read_runs, repeated_citations
-from nuggetizer.formats.narratives import sub_narrative_source
-from nuggetizer.formats.qrels import read_qrels
-from nuggetizer.formats.topics import read_topics
-from nuggetizer.formats.track_rules import cut, enforce, request_limits
-from nuggetizer.formats.trec_run import read_trec_run, read_trec_runs
+from nuggetizer.formats.track_inputs import TrackInputs, Wanted
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.plan.inputs import (
     answer_targets,
@@ -91,75 +90,106 @@ def report_graded(graded: Any, qrels: Path, inputs: Sequence[Path]) -> None:
         click.echo(line, err=True)
 
 
-def key_inputs_for(method: AnswerKeyMethod, *, topics: Path, qrels: Path | None,
-                   corpus: Path | None, docs_runs: Sequence[Path] = (), depth: int | None = None,
-                   min_grade: int | None = None) -> tuple[list[KeyInput], int]:
-    """Read (and check) what the method's keys are built from: the inputs, and how many
-    topics have no passage to build from."""
-    given = {"qrels": qrels, "corpus": corpus, "docs_runs": docs_runs or None}
+def wanted_to_build(method: AnswerKeyMethod, files: Wanted, min_grade: int | None = None
+                    ) -> Wanted:
+    """`files` with what building the method's keys reads of them (the passages the qrels
+    grade >= its threshold, or the first `depth` of each --docs-run); what it needs and is
+    not given is an error naming the option."""
+    given = {"qrels": files.qrels, "corpus": files.corpus, "docs_runs": files.docs_runs or None}
     for need in method.judging.needs - {"reference"}:
         if not given.get(need):
             raise ConfigError(f"--method {method.name} needs --{need.replace('_', '-')}")
-    if docs_runs and "docs_runs" not in method.judging.reads:
+    if files.docs_runs and "docs_runs" not in method.judging.reads:
         raise ConfigError(f"--docs-run: --method {method.name} does not build its keys from "
                           "retrieved passages")
-    topic_map = read_topics(topics)
-    method.check_inputs(topic_map, topics, qrels is not None)
-    grade = threshold(method, min_grade)
-    return key_inputs(
-        topic_map, qrels=read_qrels(qrels) if qrels else (), qrels_path=qrels, corpus=corpus,
-        docs_runs=[read_trec_run(p) for p in docs_runs], depth=depth, min_grade=grade,
-        skip_without_documents=method.judging.skip_without_documents)
+    demand = files.passages
+    lowest = min(g for g in (threshold(method, min_grade), demand.judged) if g is not None)
+    return replace(files, passages=replace(demand, judged=lowest, docs_depth=files.depth))
 
 
-def make_targets(method: AnswerKeyMethod, runs: Sequence[Path], retrieval_runs: Sequence[Path],
-                 corpus: Path | None, depth: int | None, allow_missing: bool = False,
-                 track: str = "none", requests: Path | None = None,
-                 length_limit: int | None = None) -> dict[str, dict[str, Target]]:
-    """Answer runs and retrieval runs as the targets the method judges; report runs are first
-    checked against their `track`'s rules (formats/track_rules.py), and cut to the length
-    limit (`requests`' per topic, else `length_limit`) where the track cuts before scoring."""
-    if runs and "answer" not in method.targets:
-        raise ConfigError(f"method {method.name} judges retrieval contexts: give "
-                          "--retrieval-run (TREC runs), not --run")
-    if retrieval_runs and "context" not in method.targets:
-        raise ConfigError(f"method {method.name} judges answers: give --run, not "
-                          "--retrieval-run")
-    if not runs and not retrieval_runs:
-        raise ConfigError("nothing to judge: give --run (answers) or --retrieval-run")
-    chosen, warnings = enforce(runs, track, request_limits(requests) if requests else {},
-                               length_limit)
-    if warnings:
-        click.echo(f"note: {len(warnings)} warnings of the track rules (`nuggetizer validate "
-                   f"--track-rules {track}` lists them), e.g. {warnings[0]}", err=True)
-    answers = read_runs(runs, keep_unresolved=allow_missing and method.judging.citations)
-    if (repeats := repeated_citations(answers)):
-        then = "its passage is judged once" if method.judging.citations else \
-            f"--method {method.name} reads no citations"
-        click.echo(f"warning: {len(repeats)} citations name a reference their answer object "
-                   f"already cites ({then}), e.g. {repeats[0]}", err=True)
-    if (count := cut(answers, chosen)):
-        click.echo(f"note: {count} reports over their length limit are cut to it before "
-                   "judging, as their track scores them [ragtime length]", err=True)
-    targets = answer_targets(answers)
-    if method.judging.citations:
-        if corpus is None and not carry_documents(targets):
-            raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus "
-                              "(or report runs that carry them in `documents`)")
-        problems = cite_targets(targets, corpus, allow_missing,
-                                every=not method.first_citation_only)
-        if problems:
-            click.echo(f"note: {len(problems)} citations cannot be judged (unjudged, counted), "
-                       f"e.g. {problems[0]}", err=True)
-    if retrieval_runs:
-        if corpus is None:
+def wanted_to_judge(methods: Sequence[AnswerKeyMethod], files: Wanted) -> Wanted:
+    """`files` with what judging reads of them for the methods: the passages answers cite
+    (a method that reads citations), the first passages of each retrieval run (a method that
+    judges contexts), citations outside the references kept (--allow-missing). One method
+    judges what it is given: runs of a kind it does not judge, or none, are an error."""
+    if len(methods) == 1:
+        method = methods[0]
+        if files.runs and "answer" not in method.targets:
+            raise ConfigError(f"method {method.name} judges retrieval contexts: give "
+                              "--retrieval-run (TREC runs), not --run")
+        if files.retrieval_runs and "context" not in method.targets:
+            raise ConfigError(f"method {method.name} judges answers: give --run, not "
+                              "--retrieval-run")
+        if not files.runs and not files.retrieval_runs:
+            raise ConfigError("nothing to judge: give --run (answers) or --retrieval-run")
+    citing = any(m.judging.citations for m in methods)
+    retrieved = max([files.depth or m.depth for m in methods if "context" in m.targets
+                     and files.retrieval_runs], default=0)
+    demand = files.passages
+    return replace(files, keep_unresolved=files.allow_missing and citing,
+                   passages=replace(demand, references=demand.references or citing,
+                                    retrieved=max(retrieved, demand.retrieved)))
+
+
+def key_inputs_for(method: AnswerKeyMethod, inputs: TrackInputs, min_grade: int | None = None
+                   ) -> tuple[list[KeyInput], int]:
+    """What the method's keys are built from, checked: the inputs of every topic read, and
+    how many topics have no passage to build from."""
+    topics, path = inputs.topics or {}, inputs.wanted.topics
+    assert path is not None, "the topics are read before keys are built"
+    method.check_inputs(topics, path, inputs.wanted.qrels is not None)
+    return key_inputs(topics, inputs, threshold(method, min_grade),
+                      method.judging.skip_without_documents)
+
+
+def make_targets(method: AnswerKeyMethod, inputs: TrackInputs) -> dict[str, dict[str, Target]]:
+    """The answer runs and retrieval runs of `inputs` that the method judges, as its targets:
+    report runs checked against their track's rules (formats/track_rules.py) when read, and
+    cut to their length limit where the track cuts before scoring."""
+    wanted = inputs.wanted
+    targets: dict[str, dict[str, Target]] = {}
+    if inputs.answers and "answer" in method.targets:
+        targets = _answer_targets(method, inputs)
+    if inputs.retrieval and "context" in method.targets:
+        if wanted.corpus is None:
             raise ConfigError("--retrieval-run needs --corpus for the passage texts")
-        contexts = context_targets(read_trec_runs(retrieval_runs), corpus,
-                                   depth or method.depth, allow_missing)
+        contexts = context_targets(inputs.retrieval, inputs.passages,
+                                   wanted.depth or method.depth, wanted.allow_missing)
         for run_id in contexts:
             if run_id in targets:
                 raise ConfigError(f"run id {run_id!r} names an answer run and a retrieval run")
         targets.update(contexts)
+    return targets
+
+
+def _answer_targets(method: AnswerKeyMethod, inputs: TrackInputs
+                    ) -> dict[str, dict[str, Target]]:
+    """The answers as targets, with what the method reads of them (the cited passages), and
+    what they break of the track's rules said once."""
+    wanted = inputs.wanted
+    if (warnings := inputs.rule_warnings):
+        click.echo(f"note: {len(warnings)} warnings of the track rules (`nuggetizer validate "
+                   f"--track-rules {wanted.track_rules}` lists them), e.g. {warnings[0]}",
+                   err=True)
+    if (repeats := inputs.repeated):
+        then = "its passage is judged once" if method.judging.citations else \
+            f"--method {method.name} reads no citations"
+        click.echo(f"warning: {len(repeats)} citations name a reference their answer object "
+                   f"already cites ({then}), e.g. {repeats[0]}", err=True)
+    answers, count = inputs.cut_answers()
+    if count:
+        click.echo(f"note: {count} reports over their length limit are cut to it before "
+                   "judging, as their track scores them [ragtime length]", err=True)
+    targets = answer_targets(answers)
+    if method.judging.citations:
+        if wanted.corpus is None and not carry_documents(targets):
+            raise ConfigError(f"--method {method.name} reads the cited passages: give --corpus "
+                              "(or report runs that carry them in `documents`)")
+        problems = cite_targets(targets, inputs.passages, wanted.allow_missing,
+                                every=not method.first_citation_only)
+        if problems:
+            click.echo(f"note: {len(problems)} citations cannot be judged (unjudged, counted), "
+                       f"e.g. {problems[0]}", err=True)
     return targets
 
 
@@ -201,18 +231,18 @@ def grading_inputs(grading: Grading) -> Sequence[Path]:
     return [Path(grading.source["path"])] if grading.source else []
 
 
-def make_grading(scale: str, narratives: Path | None, nuggets: Path | None) -> Grading:
-    """The grading the options ask for (its sub-narratives read and checked later, per
-    topic graded)."""
-    source = sub_narrative_source(narratives, nuggets)
+def make_grading(scale: str, source: tuple[dict[str, list[str]], dict[str, str]] | None
+                 ) -> Grading:
+    """The grading the options ask for, with the sub-narratives read (checked later, per
+    topic graded) and where they came from, if any."""
     if source is None:
         return Grading(get_scale(scale))
     return Grading(get_scale(scale), source[0], source[1])
 
 
-def track_grading(track: Track) -> Grading:
-    """The grading of a track's [relevance] table."""
+def track_grading(track: Track, inputs: TrackInputs) -> Grading:
+    """The grading of a track's [relevance] table, its sub-narratives among the inputs."""
     graded = track.relevance
     if graded is None:
         return DEFAULT_GRADING
-    return make_grading(graded.scale, graded.narratives, graded.sub_narratives_from)
+    return make_grading(graded.scale, inputs.sub_narratives)

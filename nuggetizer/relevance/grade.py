@@ -24,8 +24,8 @@ from typing import Any
 
 from nuggetizer.assessors.base import DEFAULT_REASKS, Assessor
 from nuggetizer.errors import ConfigError, InputError
-from nuggetizer.formats.corpus import read_corpus
 from nuggetizer.formats.qrels import qrels_text
+from nuggetizer.formats.track_inputs import Passages
 from nuggetizer.formats.trec_run import TrecRun
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import Outcome
@@ -215,17 +215,19 @@ def judgments_path_for(qrels: Path) -> Path:
     return qrels.with_name(qrels.name + ".judgments.jsonl")
 
 
-def pool_texts(pool: Pool, corpus: Path | None, fill: Sequence[Qrel] = (),
+def pool_texts(pool: Pool, passages: Passages, fill: Sequence[Qrel] = (),
                allow_missing: bool = False) -> dict[str, Segment]:
-    """The texts of the pooled passages not already judged in `fill`; a passage missing from
-    the corpus is an error unless `allow_missing` (then it stays unjudged)."""
+    """The texts of the pooled passages not already judged in `fill`, from the corpus slice
+    read with the inputs; a passage missing from the corpus is an error unless
+    `allow_missing` (then it stays unjudged)."""
     filled = {(q.qid, q.docid) for q in fill}
     needed = {d for qid, ds in pool.docids.items() for d in ds if (qid, d) not in filled}
     if not needed:
         return {}
+    corpus = passages.corpus
     if corpus is None:
         raise ConfigError("--corpus is needed for the texts of the pooled passages")
-    texts = read_corpus(corpus, needed)
+    texts = passages.of(needed)
     missing = sorted(needed - set(texts))
     if missing and not allow_missing:
         raise InputError(corpus, None, f"{len(missing)} pooled passages are not in the corpus, "

@@ -80,6 +80,8 @@ class Dry:
     async def run(self, plan: Plan) -> list[Any]:
         results: list[Any] = []
         ledgers: list[Ledger] = []
+        for line in plan.read:
+            click.echo(f"dry run {line}", err=True)
         with tempfile.TemporaryDirectory(prefix="nuggetizer-dry-") as tmp:
             for stage in plan.stages:
                 ledger, done = await self._count(stage, Where(Path(tmp), dry=True), ledgers)

@@ -88,7 +88,9 @@ def local_stage(name: str, run: Callable[[], Any], title: Callable[[], str],
 @dataclass
 class Plan:
     """The stages of a step, run in order; `total`: a dry run ends with the sum of what its
-    stages counted under this name (evaluate)."""
+    stages counted under this name (evaluate); `read`: what the plan was made from (the
+    inputs read, formats/track_inputs.py), one line a kind, which a dry run says first."""
 
     stages: list[Stage] = field(default_factory=list)
     total: str | None = None
+    read: list[str] = field(default_factory=list)

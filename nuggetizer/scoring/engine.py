@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from nuggetizer.errors import InputError
-from nuggetizer.interface.base import AnswerKeyMethod, Judged
+from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.profile import GUIDELINE
-from nuggetizer.interface.table import JudgedTable
+from nuggetizer.interface.table import Judged, JudgedTable
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.answers import read_runs
+from nuggetizer.formats.track_inputs import Passages
 from nuggetizer.interface.base import AnswerKeyMethod, KeyInput, Target
 from nuggetizer.plan.inputs import answer_targets, cite_targets
 from nuggetizer.serve.errors import ApiError
@@ -103,7 +104,7 @@ def targets_of(method: AnswerKeyMethod, folder: Path, records: Sequence[Any],
             for target in by_topic.values():
                 target.documents = {**own, **target.documents}
         try:
-            cite_targets(made, None, True, every=not method.first_citation_only)
+            cite_targets(made, Passages(), True, every=not method.first_citation_only)
         except InputError as exc:
             raise ApiError(422, "invalid_input", f"answers: {exc.message}") from None
     return made

@@ -30,9 +30,18 @@ from fastapi.responses import FileResponse, StreamingResponse
 
 from nuggetizer.assessors.base import Assessor
 from nuggetizer.errors import ConfigError, Interrupted, NuggetizerError
+from nuggetizer.formats.track_inputs import read_track_inputs
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.base import AnswerKeyMethod
-from nuggetizer.plan.evaluate import Evaluation, evaluate_plan, track_method
+from nuggetizer.plan.evaluate import (
+    Evaluation,
+    TrackMethod,
+    TrackScope,
+    evaluate_plan,
+    track_methods,
+    track_methods_made,
+    track_wanted,
+)
 from nuggetizer.plan.track import Track, builtin_tracks, load_track
 from nuggetizer.run.execute import Live
 from nuggetizer.run.usage import usage_under
@@ -216,12 +225,15 @@ class Jobs:
                               "start the server with --track NAME=FILE, then resume the job")
         config: Track = await asyncio.to_thread(load_track, known[record["track"]])
         only = set(record["only_topics"]) if record.get("only_topics") else None
-        names = config.method_list()
-        several = len(names) > 1
-        methods = await asyncio.to_thread(
-            lambda: [track_method(config, n, job.out / n if several else job.out, several, only)
-                     for n in names])
-        evaluation = evaluate_plan(config, methods, job.out, only, Quiet(job))
+
+        def planned() -> tuple[TrackScope, list[TrackMethod]]:
+            made = track_methods_made(config)
+            scope = TrackScope(config, read_track_inputs(track_wanted(config, made)), job.out,
+                               only)
+            return scope, track_methods(scope, made)
+
+        scope, methods = await asyncio.to_thread(planned)
+        evaluation = evaluate_plan(scope, methods, Quiet(job))
         evaluation.plan.stages = [announced(job, s) for s in evaluation.plan.stages]
         return evaluation
 

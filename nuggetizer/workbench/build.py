@@ -27,10 +27,11 @@ from nuggetizer.formats.assessments import assessment_record
 from nuggetizer.formats.narratives import read_narratives, sub_narratives_from_nuggets
 from nuggetizer.formats.nuggets import nuggets_record
 from nuggetizer.formats.topics import read_topics
+from nuggetizer.formats.track_inputs import Wanted, read_track_inputs
 from nuggetizer.interface.base import AnswerKeyMethod, Target
 from nuggetizer.interface.registry import make_method
 from nuggetizer.methods.battles.method import BATTLES_FILE, first_shown, render_answer
-from nuggetizer.plan.sources import make_targets
+from nuggetizer.plan.sources import make_targets, wanted_to_judge
 from nuggetizer.scoring.engine import judgment_files, read_judged
 from nuggetizer.workbench import tasks as tk
 from nuggetizer.workbench.assign import assign, people
@@ -184,8 +185,8 @@ def project_items(spec: ProjectSpec) -> list[Made]:
             continue
         settings = {"grading": spec.grading} if task == "rubric" else {}
         method = make_method(METHODS[task], settings)
-        targets = make_targets(method, list(spec.runs), (), spec.corpus, None,
-                               allow_missing=True)
+        targets = make_targets(method, read_track_inputs(wanted_to_judge([method], Wanted(
+            corpus=spec.corpus, runs=tuple(spec.runs), allow_missing=True))))
         llm = _llm_labels(task, method, spec.llm[task]) if spec.llm.get(task) else {}
         if task == "battle":
             items += _battles(spec, topics, targets, llm)

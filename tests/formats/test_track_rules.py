@@ -16,7 +16,7 @@ import pytest
 from shared_data import SPOT_CHECK
 
 from nuggetizer.cli import make_targets
-from nuggetizer.formats import Limit, length, read_run, truncate
+from nuggetizer.formats import Limit, Wanted, length, read_run, read_track_inputs, truncate
 from nuggetizer.interface import make_method
 
 REPO = Path(__file__).resolve().parents[2]
@@ -193,15 +193,16 @@ def test_ragtime_reports_are_cut_to_their_limit_before_judging(tmp_path: Path,
         [ragtime_doc(k) for k in range(3)]))
     requests = write(tmp_path / "requests.jsonl", {"request_id": "300", "title": "t",
                                                    "limit": 70})
-    targets = make_targets(make_method("nuggets"), [run], (), None, None, False, "auto",
-                           requests)
+    nuggets = make_method("nuggets")
+    targets = make_targets(nuggets, read_track_inputs(Wanted(runs=[run], track_rules="auto",
+                                                             requests=requests)))
     target = targets["ragtime-run"]["300"]
     kept = [s.text for s in target.sentences]
     assert length(kept, "characters") == 70
     assert kept[0] == texts[0] and kept[1] == unicodedata.normalize("NFKC", texts[1])[:22]
     assert [s.citations for s in target.sentences] == [[0], [1]]
     assert "1 reports over their length limit are cut" in capsys.readouterr().err
-    whole = make_targets(make_method("nuggets"), [run], (), None, None, False, "none", requests)
+    whole = make_targets(nuggets, read_track_inputs(Wanted(runs=[run], requests=requests)))
     assert [s.text for s in whole["ragtime-run"]["300"].sentences] == texts
 
 

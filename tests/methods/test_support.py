@@ -22,10 +22,10 @@ from sheet_rows import read_rows, write_rows
 
 from nuggetizer.cli import cli
 from nuggetizer.errors import InputError
-from nuggetizer.formats import read_run, read_runs
+from nuggetizer.formats import read_passages, read_run, read_runs
 from nuggetizer.interface import Judged, make_method
 from nuggetizer.measures import support_scores
-from nuggetizer.plan import answer_targets, cite_targets
+from nuggetizer.plan import answer_targets, cite_targets, cited_ids
 from nuggetizer.scoring import score_judged
 
 REPO = Path(__file__).resolve().parents[2]
@@ -172,11 +172,12 @@ def test_real_trec_rag_2024_citations_resolve_through_references(tmp_path: Path)
     corpus.write_text("".join(json.dumps({"docid": d, "segment": "text"}) + "\n"
                               for d in sorted(cited)))
     targets = answer_targets({"run": {first.topic_id: first}})
-    assert cite_targets(targets, corpus, every=False) == []
+    assert cite_targets(targets, read_passages(corpus, cited), every=False) == []
     assert set(targets["run"][first.topic_id].cited) == cited
     targets = answer_targets(read_runs([path]))
     with pytest.raises(InputError) as info:
-        cite_targets(targets, corpus, every=False)
+        cite_targets(targets, read_passages(corpus, cited_ids(targets, every=False)),
+                     every=False)
     assert str(info.value.path) == str(path) and info.value.line == 2
     assert re.search(r"topic '[^']+', sentence \d+, citations\[0\]: passage msmarco_v2\.1_doc_",
                      info.value.message)

@@ -10,7 +10,7 @@ import pytest
 from nuggetizer.assessors import make_assessor
 from nuggetizer.cache import Cache
 from nuggetizer.errors import ConfigError
-from nuggetizer.formats import read_runs
+from nuggetizer.formats import Wanted, read_runs, read_track_inputs
 from nuggetizer.interface import make_method
 from nuggetizer.plan import (
     KeySpec,
@@ -21,6 +21,9 @@ from nuggetizer.plan import (
     load_track,
     make_targets,
     nuggetize_plan,
+    wanted_to_build,
+    wanted_to_grade,
+    wanted_to_judge,
 )
 from nuggetizer.run.execute import execute
 
@@ -32,8 +35,9 @@ def _assessor(tmp_path: Path):  # a fresh one per run: `execute` closes it
 def test_one_plan_runs_dry_then_live_then_dry_from_the_cache(tmp_path: Path, capsys) -> None:
     track = load_track("sample")
     method = make_method("nuggets", track.settings("nuggets"))
-    inputs, skipped = key_inputs_for(method, topics=track.topics, qrels=track.qrels,
-                                     corpus=track.corpus)
+    read = read_track_inputs(wanted_to_build(method, Wanted(
+        topics=track.topics, qrels=track.qrels, corpus=track.corpus)))
+    inputs, skipped = key_inputs_for(method, read)
     key = tmp_path / "keys" / "nuggets.jsonl"
     plan = nuggetize_plan(method, inputs, key, skipped)
 
@@ -53,7 +57,8 @@ def test_one_plan_runs_dry_then_live_then_dry_from_the_cache(tmp_path: Path, cap
     assert "0 calls the cache holds" not in again
 
     keys = method.read_keys(key, False)
-    targets = make_targets(method, track.runs, (), None, None)
+    targets = make_targets(method, read_track_inputs(wanted_to_judge([method], Wanted(
+        runs=track.runs))))
     judged = tmp_path / "judged"
     summary = execute(assign_plan(method, keys, targets, judged), _assessor(tmp_path))[0]
     answers = sum(len(by_topic) for by_topic in read_runs(track.runs).values())
@@ -65,7 +70,8 @@ def test_one_plan_runs_dry_then_live_then_dry_from_the_cache(tmp_path: Path, cap
 def test_grade_then_build_is_one_plan_of_two_stages(tmp_path: Path, capsys) -> None:
     track = load_track("sample")
     method = make_method("nuggets", track.settings("nuggets"))
-    spec = PoolSpec(track.topics, track.corpus, track.runs)
+    files = Wanted(topics=track.topics, corpus=track.corpus, runs=track.runs)
+    spec = PoolSpec(read_track_inputs(wanted_to_grade(files, 20)))
     qrels, key = tmp_path / "graded.qrels", tmp_path / "nuggets.jsonl"
     plan = grade_then_build_plan(spec, KeySpec(method), qrels, key)
     assert [stage.name for stage in plan.stages] == ["relevance", "nuggetize"]
@@ -80,5 +86,6 @@ def test_grade_then_build_is_one_plan_of_two_stages(tmp_path: Path, capsys) -> N
     assert built.done + built.skipped == len(graded.pool.docids)
 
     with pytest.raises(ConfigError, match="needs --corpus"):
-        grade_then_build_plan(PoolSpec(track.topics, None, track.runs), KeySpec(method),
-                              qrels, key)
+        grade_then_build_plan(PoolSpec(read_track_inputs(Wanted(topics=track.topics,
+                                                                runs=track.runs))),
+                              KeySpec(method), qrels, key)

@@ -18,7 +18,12 @@ from scripted import SCRIPTS
 from shared_data import METHODS_MD, RAG26_DEV
 
 from nuggetizer.cli import cli, track_grading
-from nuggetizer.formats import read_narratives, sub_narratives_from_nuggets
+from nuggetizer.formats import (
+    Wanted,
+    read_narratives,
+    read_track_inputs,
+    sub_narratives_from_nuggets,
+)
 from nuggetizer.parsing import ParseFailure
 from nuggetizer.plan import load_track
 from nuggetizer.relevance import SCALES, Grading, declared_scale
@@ -306,7 +311,8 @@ def test_a_track_relevance_table_on_0_4(tmp_path: Path) -> None:
                      f'sub_narratives_from = "{NUGGETS}"\n')
     loaded = load_track(str(track))
     assert loaded.settings()["min_grade"] == 2
-    grading = track_grading(loaded)
+    grading = track_grading(loaded, read_track_inputs(Wanted(
+        sub_narratives_from=loaded.relevance.sub_narratives_from if loaded.relevance else None)))
     assert grading.scale.name == "0-4" and grading.sub_narratives is not None
     track.write_text(track.read_text() + "[nuggets]\nmin_grade = 3\n")
     assert load_track(str(track)).settings()["min_grade"] == 3

@@ -34,10 +34,11 @@ from nuggetizer.errors import ConfigError, InputError
 from nuggetizer.formats import ragdoll
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.formats.records import validated
-from nuggetizer.interface.base import AnswerKeyMethod, Judged, Outcome, RunScores, Target
+from nuggetizer.interface.base import AnswerKeyMethod, Outcome, RunScores, Target
 from nuggetizer.interface.declare import check_choices, setting
 from nuggetizer.interface.judging import Judging
 from nuggetizer.interface.registry import register
+from nuggetizer.interface.table import Judged
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.style import FEATURES, answer_style
 from nuggetizer.measures.verdicts import SWAPPED

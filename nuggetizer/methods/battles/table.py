@@ -30,8 +30,7 @@ import orjson
 
 from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_jsonl
-from nuggetizer.interface.base import Judged
-from nuggetizer.interface.table import JudgedTable, Twice
+from nuggetizer.interface.table import Judged, JudgedTable, Twice
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.style import FEATURES
 

@@ -37,7 +37,7 @@ from nuggetizer.interface.base import (
     Outcome,
     Target,
 )
-from nuggetizer.interface.judging import Judging
+from nuggetizer.interface.judging import AnswerKey, Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.nuggets import (
@@ -80,9 +80,9 @@ class NuggetsMethod(AnswerKeyMethod):
     primary = "V_strict"
     targets = ("answer",)
     config_type = NuggetConfig
-    judging = Judging.keyed(needs={"qrels", "corpus"}, file="nuggets.jsonl",
-                            skip_without_documents=True, judgments_dir="assessments",
-                            scored_with_key=False)
+    judging = Judging.keyed(AnswerKey(needs={"qrels", "corpus"}, file="nuggets.jsonl",
+                                      skip_without_documents=True),
+                            judgments_dir="assessments", scored_with_key=False)
     key_kinds = frozenset({"importance"})  # an off-menu importance: the key's, not the judge's
 
     # where the sub-narratives the nuggets are mapped to came from (None: not mapped)

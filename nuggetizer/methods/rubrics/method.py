@@ -53,7 +53,7 @@ from nuggetizer.interface.base import (
     reasks_setting,
 )
 from nuggetizer.interface.declare import check_choices, setting
-from nuggetizer.interface.judging import Judging
+from nuggetizer.interface.judging import AnswerKey, Judging
 from nuggetizer.interface.registry import register
 from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures import rubrics as mr
@@ -111,7 +111,7 @@ class RubricsMethod(AnswerKeyMethod):
     primary = "compliance"
     targets = ("answer",)
     config_type = RubricsConfig
-    judging = Judging.keyed(file="rubrics.jsonl", judgments_dir="rubrics")
+    judging = Judging.keyed(AnswerKey(file="rubrics.jsonl"), judgments_dir="rubrics")
     sheet_hint = ("fill label with satisfied, partially_satisfied (ternary grading) or "
                   "not_satisfied (S, PS, NS); a negative weight marks "
                   "a failure mode, satisfied when the answer shows it; unjudged where it cannot "
