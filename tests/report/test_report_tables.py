@@ -11,10 +11,13 @@ import string
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from markdown_it import MarkdownIt
 
-from nuggetizer.cli import cli
+pytest.importorskip("markdown_it", reason="markdown-it-py (the test extra) is not installed")
+
+from click.testing import CliRunner  # noqa: E402
+from markdown_it import MarkdownIt  # noqa: E402
+
+from nuggetizer.cli import cli  # noqa: E402
 
 # a run id for each ASCII punctuation character, between letters and at the edges
 IDS = [f"r{k}{c}x{c}" for k, c in enumerate(string.punctuation) if c not in "\t"] + \

@@ -19,12 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_data import NUGGETS, RAG26_DEV, RUNS, TOPICS, nuggets, write_campaign
-from sqlalchemy import select
-from sqlalchemy.orm import undefer
-from workbench_server import PASSWORD, chromium, postgres, saved, serving, shots_folder
 
-from nuggetizer.workbench.store import Item, make_engine, sessions
+pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
+
+from campaign_data import NUGGETS, RAG26_DEV, RUNS, TOPICS, nuggets, write_campaign  # noqa: E402
+from sqlalchemy import select  # noqa: E402
+from sqlalchemy.orm import undefer  # noqa: E402
+from workbench_server import (  # noqa: E402
+    PASSWORD,
+    chromium,
+    postgres,
+    saved,
+    serving,
+    shots_folder,
+)
+
+from nuggetizer.workbench.store import Item, make_engine, sessions  # noqa: E402
 
 playwright = pytest.importorskip("playwright.sync_api")
 OVERLAP = "0.25"  # 6 of the 22 topics judged by two assessors

@@ -13,13 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
-from workbench_server import ROOT, login, populate, serving, write_key
 
-from nuggetizer.errors import ConfigError
-from nuggetizer.workbench.exports import export_project
-from nuggetizer.workbench.imports import import_judgments
-from nuggetizer.workbench.store import (
+pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
+
+from sqlalchemy import func, select  # noqa: E402
+from workbench_server import ROOT, login, populate, serving, write_key  # noqa: E402
+
+from nuggetizer.errors import ConfigError  # noqa: E402
+from nuggetizer.workbench.exports import export_project  # noqa: E402
+from nuggetizer.workbench.imports import import_judgments  # noqa: E402
+from nuggetizer.workbench.store import (  # noqa: E402
     Account,
     Assignment,
     Item,

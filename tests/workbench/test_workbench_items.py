@@ -10,16 +10,20 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from campaign_data import NUGGETS, RUNS, TOPICS, narratives, nuggets, write_campaign
-from sqlalchemy import select
-from workbench_server import HOSTILE, PASSWORD
+import pytest
 
-from nuggetizer.formats.narratives import clean
-from nuggetizer.workbench.build import ProjectSpec, create_project
-from nuggetizer.workbench.exports import export_project
-from nuggetizer.workbench.pages import item_page
-from nuggetizer.workbench.security import add_account
-from nuggetizer.workbench.store import Account, Item, Project, make_engine, sessions
+pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
+
+from campaign_data import NUGGETS, RUNS, TOPICS, narratives, nuggets, write_campaign  # noqa: E402
+from sqlalchemy import select  # noqa: E402
+from workbench_server import HOSTILE, PASSWORD  # noqa: E402
+
+from nuggetizer.formats.narratives import clean  # noqa: E402
+from nuggetizer.workbench.build import ProjectSpec, create_project  # noqa: E402
+from nuggetizer.workbench.exports import export_project  # noqa: E402
+from nuggetizer.workbench.pages import item_page  # noqa: E402
+from nuggetizer.workbench.security import add_account  # noqa: E402
+from nuggetizer.workbench.store import Account, Item, Project, make_engine, sessions  # noqa: E402
 
 
 def _project(tmp: Path, name: str, seed: int = 0) -> tuple[object, list[Item]]:

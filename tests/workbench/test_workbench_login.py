@@ -10,12 +10,23 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import httpx2 as httpx
-from sqlalchemy import select
-from workbench_server import PASSWORD, login, populate, serving
+import pytest
 
-from nuggetizer.workbench import throttle
-from nuggetizer.workbench.store import Audit, Item, Throttle, make_engine, now, sessions
+pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
+
+import httpx2 as httpx  # noqa: E402
+from sqlalchemy import select  # noqa: E402
+from workbench_server import PASSWORD, login, populate, serving  # noqa: E402
+
+from nuggetizer.workbench import throttle  # noqa: E402
+from nuggetizer.workbench.store import (  # noqa: E402
+    Audit,
+    Item,
+    Throttle,
+    make_engine,
+    now,
+    sessions,
+)
 
 
 def _try(client: httpx.Client, name: str, password: str, after: str = "") -> httpx.Response:

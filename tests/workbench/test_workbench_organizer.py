@@ -10,13 +10,17 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import httpx2 as httpx
-from click.testing import CliRunner
-from sqlalchemy import select
-from workbench_server import HOSTILE, PASSWORD, ROOT, login, populate, serving
+import pytest
 
-from nuggetizer.cli import cli
-from nuggetizer.workbench.store import (
+pytest.importorskip("sqlalchemy", reason="the workbench extra is not installed")
+
+import httpx2 as httpx  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+from sqlalchemy import select  # noqa: E402
+from workbench_server import HOSTILE, PASSWORD, ROOT, login, populate, serving  # noqa: E402
+
+from nuggetizer.cli import cli  # noqa: E402
+from nuggetizer.workbench.store import (  # noqa: E402
     Account,
     Adjudication,
     Assignment,
