@@ -32,3 +32,8 @@ SEARCH_SPECS = "bm25 (a local BM25 index of --corpus) or the URL of castorini's 
 # how much of each passage resolve-references keeps (search/resolve.py, RAGDoll's limits)
 READ_LINES = 200
 READ_WORDS = 4096
+# what the `workbench` and `serve` extras install, by the names they import (cli/workbench.py
+# checks them before a workbench command runs)
+SERVE_MODULES: tuple[str, ...] = ("fastapi", "uvicorn")
+WORKBENCH_MODULES: tuple[str, ...] = (*SERVE_MODULES, "sqlalchemy", "argon2", "multipart",
+                                      "markdown_it")

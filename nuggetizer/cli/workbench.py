@@ -16,6 +16,7 @@ import click
 
 from nuggetizer.cli.common import ANY
 from nuggetizer.errors import ConfigError
+from nuggetizer.names import WORKBENCH_MODULES
 
 TASKS = ("postedit", "assign", "support", "battle", "rubric")
 DB = click.option("--db", "database", default="workbench.sqlite", show_default=True,
@@ -31,8 +32,7 @@ TOPIC = click.option("--topic", "topics", multiple=True,
 def workbench_command() -> None:
     """The assessors' workbench (needs the [workbench] extra): a campaign run in the
     browser (`serve`) or from these commands, which the organizer's pages share."""
-    missing = [m for m in ("fastapi", "uvicorn", "sqlalchemy", "argon2", "multipart",
-                           "markdown_it") if importlib.util.find_spec(m) is None]
+    missing = [m for m in WORKBENCH_MODULES if importlib.util.find_spec(m) is None]
     if missing:
         raise ConfigError(f"the workbench needs {', '.join(missing)}: pip install "
                           "'trec-nuggetizer[workbench]'")

@@ -31,6 +31,7 @@ from shared_data import SHARED_DATA
 
 from nuggetizer import testing
 from nuggetizer.cli import cli
+from nuggetizer.names import SERVE_MODULES, WORKBENCH_MODULES
 
 PAGES = pages()
 BLOCK_SECONDS = 600
@@ -142,8 +143,7 @@ def _says(step: Step, done: subprocess.CompletedProcess[str]) -> str:
 STEPS = [(page, step) for page in PAGES for step in page.steps]
 # what `nuggetizer serve` and `nuggetizer workbench` import (the lowest-versions environment,
 # `make test-min`, installs neither extra)
-EXTRAS = {"serve": ("fastapi", "uvicorn"),
-          "workbench": ("fastapi", "uvicorn", "sqlalchemy", "argon2", "multipart", "markdown_it")}
+EXTRAS = {"serve": SERVE_MODULES, "workbench": WORKBENCH_MODULES}
 
 
 def missing_extras(page: Page) -> list[str]:
