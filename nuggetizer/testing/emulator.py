@@ -383,7 +383,8 @@ class Emulator:
             completion = len(json.dumps(call["arguments"])) // 4 + 1
             entry["tools"] = [call["name"]]
         if s.persona == "reasoning":
-            thought = think(text, finish, body, s.reasoning_tokens, s.reasoning_format)
+            thought = think(message, completion, finish, body, s.reasoning_tokens,
+                            s.reasoning_format)
             message, finish, completion, reasoning = (
                 thought.message, thought.finish_reason, thought.completion_tokens,
                 thought.reasoning_tokens)

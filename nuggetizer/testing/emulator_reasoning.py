@@ -60,26 +60,25 @@ def thinking_text(tokens: int) -> str:
     return (THOUGHT * (length // len(THOUGHT) + 1))[:length]
 
 
-def think(answer: str, finish: str | None, body: dict[str, Any], tokens: int, fmt: str
-          ) -> Thought:
-    """The reasoning persona's answer to a request it takes: `answer` (what the plain persona
-    would say, with its `finish` reason) after `tokens` of thinking shown as `fmt`, within the
-    request's max_completion_tokens."""
-    answer_tokens = len(answer) // CHARS_PER_TOKEN + 1
+def think(message: dict[str, Any], answer_tokens: int, finish: str | None,
+          body: dict[str, Any], tokens: int, fmt: str) -> Thought:
+    """The reasoning persona's answer to a request it takes: `message` (what the plain persona
+    would say, `answer_tokens` long, a text or its tool calls, with its `finish` reason) after
+    `tokens` of thinking shown as `fmt`, within the request's max_completion_tokens."""
     budget = body.get("max_completion_tokens")
     thought = thinking_text(tokens)
     if budget is not None and int(budget) < tokens + answer_tokens:
         spent = int(budget)
         shown = thinking_text(min(tokens, spent))
-        message: dict[str, Any] = {"role": "assistant", "content": ""}
+        cut: dict[str, Any] = {"role": "assistant", "content": ""}
         if fmt == "think":
-            message["content"] = "<think>" + shown
+            cut["content"] = "<think>" + shown
         elif fmt == "reasoning_content":
-            message["reasoning_content"] = shown
-        return Thought(message, "length", spent, min(tokens, spent))
-    message = {"role": "assistant", "content": answer}
+            cut["reasoning_content"] = shown
+        return Thought(cut, "length", spent, min(tokens, spent))
+    message = dict(message)  # a tool call keeps its calls: the thinking comes before them
     if fmt == "think":
-        message["content"] = f"<think>{thought}</think>\n\n{answer}"
+        message["content"] = f"<think>{thought}</think>\n\n{message.get('content') or ''}"
     elif fmt == "reasoning_content":
         message["reasoning_content"] = thought
     return Thought(message, finish, tokens + answer_tokens, tokens)

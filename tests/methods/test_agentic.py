@@ -107,6 +107,28 @@ def test_a_conversation_is_bounded_in_model_calls_and_in_tokens(
             assert 2 <= trace["model_calls"] < 8
 
 
+@pytest.mark.parametrize("shown", ["none", "think", "reasoning_content"])
+def test_a_reasoning_model_thinks_before_its_tool_calls(
+        tmp_path: Path, dev: tuple[Path, Path], shown: str) -> None:
+    """A reasoning model refuses max_tokens and temperature (400), then thinks before each
+    tool call and before its answer: the requests adapted, the same conversations as a plain
+    model's, every topic answered."""
+    topics, corpus = dev
+    with emulator(tmp_path, "--persona", "reasoning", "--reasoning-format", shown) as server:
+        done = nuggetize(*args(server, tmp_path, topics, corpus, tmp_path / "key.jsonl"))
+        asked = agentic_requests(server)
+    assert "adapted" in done.output and [r["status"] for r in asked].count(400) == 2
+    answered = [r for r in asked if r["status"] == 200]
+    assert [r.get("tools") for r in answered].count(["search"]) == 3
+    assert [r.get("tools") for r in answered].count(["read_document"]) == 3
+    assert all(int(r["reasoning_tokens"]) > 0 for r in answered)
+    for record in keys(tmp_path / "key.jsonl").values():
+        trace = record["agentic"]
+        assert trace["stopped"] == "answered" and trace["model_calls"] == 3
+        assert [c["name"] for c in trace["tool_calls"]] == ["search", "read_document"]
+        assert record["nuggets"] and "unparsed" not in record
+
+
 def environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     return {**env, "NUGGETIZER_PROGRESS_INTERVAL": "0", "NUGGETIZER_TIMEOUT": "60"}
