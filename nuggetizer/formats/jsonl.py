@@ -7,7 +7,9 @@ files, the journal) is formats/writing.py.
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -15,6 +17,7 @@ from typing import IO, Any, TypeVar
 import orjson
 
 from nuggetizer.errors import InputError
+from nuggetizer.formats.digests import Digest
 from nuggetizer.formats.records import excerpt, field, type_name
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
 _BOM = b"\xef\xbb\xbf"
 T = TypeVar("T")
 _BUFFER = 1 << 20  # lines of a few KB (an answer and its judgments): 8 KB reads cost 3x
+_WHOLE = 64 << 20  # a file up to this size is read at once (and digested as read)
 
 
 def _open_binary(path: Path) -> IO[bytes] | gzip.GzipFile:
@@ -50,6 +54,25 @@ def _open_binary(path: Path) -> IO[bytes] | gzip.GzipFile:
         raise InputError(path, None, "permission denied") from None
 
 
+def _numbered(path: Path, fh: IO[bytes] | gzip.GzipFile) -> Iterator[tuple[int, bytes]]:
+    """(1-based number, bytes with the line ending) of every line of an open file. A plain
+    file of up to `_WHOLE` bytes is read at once and its digest made of the same bytes
+    (formats/digests.py: the provenance sidecar's, kept once every line has been read, so
+    that scoring does not read 200 MiB of judgments twice); a larger one is streamed."""
+    if isinstance(fh, gzip.GzipFile):  # the digest is of the file as stored: hashed apart
+        yield from enumerate(fh, 1)
+        return
+    stat = os.fstat(fh.fileno())
+    if stat.st_size > _WHOLE:
+        yield from enumerate(fh, 1)
+        return
+    digest = Digest(path, stat)
+    data = fh.read()
+    digest.feed(data)
+    yield from enumerate(io.BytesIO(data), 1)
+    digest.done()
+
+
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """Yield (1-based line number, text without its line ending) for every line, streamed.
 
@@ -58,7 +81,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     path = Path(path)
     with _open_binary(path) as fh:
         try:
-            for number, raw in enumerate(fh, 1):
+            for number, raw in _numbered(path, fh):
                 if number == 1 and raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
                 try:
@@ -118,7 +141,7 @@ def _iter_objects(path: Path, decode: Callable[[bytes], Any] | None = None
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     with _open_binary(path) as fh:
         try:
-            for number, raw in enumerate(fh, 1):
+            for number, raw in _numbered(path, fh):
                 if decode is not None:
                     record = decode(raw)
                     if record is not None:

@@ -12,9 +12,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from blake3 import blake3
-
 from nuggetizer import __version__
+from nuggetizer.formats.digests import INPUT_HASH, digest_file, known
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.templates import load_prompt
 
@@ -58,29 +57,25 @@ def same_identity(old: dict | None, new: dict) -> bool:
     return all(old.get(k) == new.get(k) for k in IDENTITY_KEYS)
 
 
-# The digest of each input a sidecar lists, named by its key there: BLAKE3 (a cryptographic
-# hash, several times faster than SHA-256 where scoring reads 200 MiB or more of judgments).
-INPUT_HASH = "blake3"
-
-
 @functools.lru_cache(maxsize=4096)
-def _input_entry(path: str, mtime_ns: int, size: int) -> dict:
-    """The BLAKE3 digest and first-line provenance of an input file (cached while the file is
-    unchanged: the tables of one command list the same inputs)."""
-    digest = blake3()
-    with Path(path).open("rb") as f:  # streamed: a 400k-battle journal is 350 MiB
-        first = f.readline()
-        digest.update(first)
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    first = first.rstrip(b"\r\n")
+def _hashed(path: str, mtime_ns: int, size: int) -> tuple[str, bytes]:
+    """(digest, first line) of an input file read here (cached while the file is unchanged:
+    the tables of one command list the same inputs)."""
+    return digest_file(path)
+
+
+def input_entry(path: Path) -> dict:
+    """A sidecar's entry for an input: its path, BLAKE3 digest (of the bytes a reader just
+    read, formats/digests.py, else read here) and the provenance of its first line."""
+    stat = path.stat()
+    digest, first = known(path, stat) or _hashed(str(path), stat.st_mtime_ns, stat.st_size)
     try:
         head = json.loads(first) if first.strip() else None
     except ValueError:
         head = None
     # a file of one JSON array (a narratives file) or of other values has no provenance line
     made_with = head.get("provenance") if isinstance(head, dict) else None
-    return {"path": path, INPUT_HASH: digest.hexdigest(), "provenance": made_with}
+    return {"path": str(path), INPUT_HASH: digest, "provenance": made_with}
 
 
 def hash_ahead(inputs: Sequence[Path]) -> threading.Thread:
@@ -93,7 +88,8 @@ def hash_ahead(inputs: Sequence[Path]) -> threading.Thread:
         for path in inputs:
             try:
                 stat = path.stat()
-                _input_entry(str(path), stat.st_mtime_ns, stat.st_size)
+                if known(path, stat) is None:
+                    _hashed(str(path), stat.st_mtime_ns, stat.st_size)
             except (OSError, ValueError):
                 continue
 
@@ -162,8 +158,7 @@ def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] 
     for step, counters in usage_steps(read_json_object(own) or {}).items():
         usage.setdefault(step, counters)
     for path in inputs:
-        stat = path.stat()
-        entries.append(dict(_input_entry(str(path), stat.st_mtime_ns, stat.st_size)))
+        entries.append(input_entry(path))
         for step, counters in usage_steps(usage_of_input(path) or {}).items():
             usage.setdefault(step, counters)
     block = {"inputs": entries, **(declared or {}), **provenance(None, ())}

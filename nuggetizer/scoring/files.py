@@ -80,7 +80,9 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
     keys = method.read_keys(key, lenient) if key is not None else None
     universe = list(read_topics(topics)) if topics is not None and keys is None else None
     inputs = [p for p in (key, topics) if p is not None] + files
-    hashing = hash_ahead(inputs) if out.any() else None
+    # the judgments' digests are made of the bytes their reader reads (formats/digests.py);
+    # the files it does not digest (gzipped) are hashed when the sidecars are written
+    hashing = hash_ahead(inputs[:len(inputs) - len(files)]) if out.any() else None
     judged = read_judged(method, files, lenient, scoring=True)
     if only is not None:  # scored on the chosen topics only
         if keys is not None:

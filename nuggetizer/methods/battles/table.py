@@ -18,6 +18,7 @@ in both orders).
 from __future__ import annotations
 
 import gc
+import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
@@ -29,6 +30,7 @@ import msgspec
 import orjson
 
 from nuggetizer.errors import InputError
+from nuggetizer.formats.digests import Digest
 from nuggetizer.formats.jsonl import iter_jsonl
 from nuggetizer.interface.table import Judged, JudgedTable, Twice
 from nuggetizer.labels import UNJUDGED
@@ -299,7 +301,9 @@ class _Reader:
         """A file's lines, a block (about `CHUNK` bytes of whole lines) at a time."""
         line, rest = 1, b""
         with paths[file].open("rb") as f:
+            digest = Digest(paths[file], os.fstat(f.fileno()))  # the sidecar's, read once
             while chunk := f.read(CHUNK):
+                digest.feed(chunk)
                 lines = chunk.split(b"\n")
                 lines[0] = rest + lines[0]
                 rest = lines.pop()  # the start of a line the next chunk ends
@@ -308,6 +312,7 @@ class _Reader:
                     line += len(lines)
         if rest:
             self.read_lines([rest], file, line, paths)
+        digest.done()
 
     def read_lines(self, lines: list[bytes], file: int, first: int, paths: Sequence[Path]
                    ) -> None:
