@@ -5,8 +5,9 @@ with `all` rows holding the run means), a terminal view; read back strictly, fil
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from operator import itemgetter
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain, repeat
+from operator import add, itemgetter
 from pathlib import Path
 
 from nuggetizer.errors import InputError
@@ -111,25 +112,51 @@ def per_topic_tsv(table: ScoreTable, measures: Sequence[str] | None = None) -> s
     measures = table.measures if measures is None else measures
     whole = counts()
     lines = ["run_id\ttopic_id\tmeasure\tvalue"]
-    # a topic's row holding every measure, none a count, is its lines in one format call
-    # (300,000 cells at track scale; the same text as the cell by cell lines below)
-    fast = len(measures) > 1 and not whole.intersection(measures)
-    template = "\n".join(f"{{0}}\t{{1}}\t{m}\t{{{k}:.4f}}" for k, m in enumerate(measures, 2))
-    values = itemgetter(*measures)
+    # no count among them: a run's lines made a column at a time, each value's text once
+    # (300,000 cells at track scale; the same text as `_cell`'s)
+    columns = None if whole.intersection(measures) else \
+        [(itemgetter(m), _Cells(m).__getitem__) for m in measures]
     for run_id in table.ranking():
-        for qid, row in table.per_topic[run_id].items():
-            if fast:
-                try:
-                    lines.append(template.format(run_id, qid, *values(row)))
-                    continue
-                except KeyError:  # a measure the row has not: cell by cell
-                    pass
-            lines += [f"{run_id}\t{qid}\t{m}\t{_cell(m, row[m], whole)}" for m in measures
-                      if m in row]
+        rows = table.per_topic[run_id]
+        if columns is None or not _column_lines(lines, run_id, rows, columns):
+            for qid, row in rows.items():
+                lines += [f"{run_id}\t{qid}\t{m}\t{_cell(m, row[m], whole)}" for m in measures
+                          if m in row]
         means = table.means[run_id]
         lines += [f"{run_id}\tall\t{m}\t{_cell(m, means[m], whole)}" for m in measures
                   if m in means]
     return "\n".join(lines) + "\n"
+
+
+class _Cells(dict[float, str]):
+    """`MEASURE<tab>VALUE` of one measure that is not a count, each value formatted once (as
+    `_cell`: 4 decimals). A zero is formatted each time (0.0 and -0.0 are one key here, and
+    two texts)."""
+
+    def __init__(self, measure: str) -> None:
+        super().__init__()
+        self.measure = measure
+
+    def __missing__(self, value: float) -> str:
+        text = f"{self.measure}\t{value:.4f}"
+        if value:
+            self[value] = text
+        return text
+
+
+def _column_lines(lines: list[str], run_id: str, rows: dict[str, dict[str, float]],
+                  columns: Sequence[tuple[Callable[[dict[str, float]], float],
+                                          Callable[[float], str]]]) -> bool:
+    """A run's per-topic lines added a column at a time; False (nothing added) when a row
+    lacks one of the measures."""
+    try:
+        cells = [list(map(text, map(value, rows.values()))) for value, text in columns]
+    except KeyError:
+        return False
+    prefixes = [f"{run_id}\t{qid}\t" for qid in rows]
+    lines += map(add, chain.from_iterable(map(repeat, prefixes, repeat(len(columns)))),
+                 chain.from_iterable(zip(*cells)))
+    return True
 
 
 def format_leaderboard(table: ScoreTable) -> str:
