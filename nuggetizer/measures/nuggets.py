@@ -31,6 +31,7 @@ MEASURES: tuple[str, ...] = names(DECLARED)
 LABEL_MEASURES: tuple[str, ...] = tuple(m.name for m in DECLARED if m.missing is not None)
 LENGTH_LIMIT = 400
 Pick = Callable[[Sequence[str]], tuple[str, ...]]
+Picks = tuple[Pick, Pick, bool]  # `importance_picks`: vital's, okay's, every nugget one of them
 # The assignment labels by credit: 1, 0.5 and 0 (labels.py), the weights `label_scores` uses.
 FULL, HALF, NONE = sorted(CREDIT, key=CREDIT.__getitem__, reverse=True)
 assert [CREDIT[x] for x in (FULL, HALF, NONE)] == [1.0, 0.5, 0.0]
@@ -43,24 +44,28 @@ def nugget_scores(labels: Iterable[tuple[str, str]]) -> dict[str, float]:
     return answer_scores([i for i, _ in pairs], [a for _, a in pairs])
 
 
-def answer_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:
+def answer_scores(importance: Sequence[str], assignment: Sequence[str],
+                  picks: Picks | None = None) -> dict[str, float]:
     """An answer's scores as the score engine takes them: `label_scores`, with NaN for the
     measures nothing was judged for (`unjudged_measures`)."""
-    scores = label_scores(importance, assignment)
-    scores.update(unjudged_measures(importance, assignment))
+    scores = label_scores(importance, assignment, picks)
+    if UNJUDGED in assignment:
+        scores.update(unjudged_measures(importance, assignment))
     return scores
 
 
-def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:
+def label_scores(importance: Sequence[str], assignment: Sequence[str],
+                 picks: Picks | None = None) -> dict[str, float]:
     """Score one answer from its nuggets' importance and assignment labels, in nugget order.
 
     Unjudged assignments are left out of numerators and denominators (they are counted
     elsewhere, never scored as not_support); a nugget of unjudged importance counts in A only.
     A topic with no vital nugget gets V = V_strict = 0. (From the count of each label, counted
-    in C: this runs once per judged answer. Credits are 0, 0.5 and 1, so every sum is exact
+    in C: this runs once per judged answer; `picks`: `importance_picks(tuple(importance))`, where
+    the caller keeps it. Credits are 0, 0.5 and 1, so every sum is exact
     and equals the sum in nugget order.)
     """
-    vital_of, okay_of, every_nugget = _by_importance(tuple(importance))
+    vital_of, okay_of, every_nugget = picks or importance_picks(tuple(importance))
     vital, okay = vital_of(assignment), okay_of(assignment)
     vital_full, vital_half, vital_none = vital.count(FULL), vital.count(HALF), vital.count(NONE)
     okay_full, okay_half, okay_none = okay.count(FULL), okay.count(HALF), okay.count(NONE)
@@ -85,7 +90,7 @@ def label_scores(importance: Sequence[str], assignment: Sequence[str]) -> dict[s
 
 
 @lru_cache(maxsize=4096)
-def _by_importance(importance: tuple[str, ...]) -> tuple[Pick, Pick, bool]:
+def importance_picks(importance: tuple[str, ...]) -> Picks:
     """Functions picking the vital and the okay nuggets' labels out of an answer's labels in
     nugget order, and whether every nugget is one or the other; made once per key (every
     run's answer to a topic has its key's importance labels, in its order)."""
@@ -99,6 +104,11 @@ def _picker(positions: list[int]) -> Pick:
     if len(positions) > 1:
         return itemgetter(*positions)
     return lambda labels: tuple(labels[k] for k in positions)
+
+
+def no_vital(qid: str) -> str:
+    """The warning of a topic whose key has no vital nugget."""
+    return f"topic {qid} has no vital nugget: its V and V_strict are 0"
 
 
 def failures_scored(importance: Sequence[str], assignment: Sequence[str]) -> dict[str, float]:

@@ -7,6 +7,7 @@ import dataclasses
 import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +44,12 @@ from nuggetizer.labels import UNJUDGED
 from nuggetizer.measures.nuggets import (
     DECLARED,
     LENGTH_LIMIT,
+    Picks,
     answer_length,
     answer_scores,
     failures_scored,
+    importance_picks,
+    no_vital,
     text_length,
 )
 from nuggetizer.measures.subnarratives import SUB_NARRATIVE_DECLARED, sub_narrative_coverage
@@ -63,6 +67,31 @@ from nuggetizer.methods.nuggets.steps import (
 from nuggetizer.types import AssessedNugget, Assessment, Nugget, NuggetList, Sentence, Topic
 
 _NONE_UNJUDGED: Counter[str] = Counter()
+
+
+@dataclass(slots=True)
+class _KeyColumns:
+    """A key's nugget texts, importance labels and sub-narratives (None when no nugget is
+    mapped to one), the picks of its vital and okay nuggets' labels, and the Checked of an
+    answer that agrees with it and has nothing unjudged (None: the key has a nugget of
+    unjudged importance), shared by all such answers (never changed)."""
+
+    key: NuggetList
+    texts: list[str]
+    importance: list[str]
+    mapped: list[str | None] | None
+    picks: Picks
+    plain: Checked | None
+
+    @classmethod
+    def of(cls, key: NuggetList) -> _KeyColumns:
+        importance: list[str] = [n.importance for n in key.nuggets]
+        mapped = [n.mapped_sub_narrative for n in key.nuggets]
+        plain = None if UNJUDGED in importance else Checked(
+            _NONE_UNJUDGED, [], None if "vital" in importance else no_vital(key.qid))
+        return cls(key, [n.text for n in key.nuggets], importance,
+                   mapped if any(m is not None for m in mapped) else None,
+                   importance_picks(tuple(importance)), plain)
 
 
 @register
@@ -177,11 +206,14 @@ class NuggetsMethod(AnswerKeyMethod):
     def score(self, key: NuggetList | None, judgment: Assessment | LabelRow, pool: Any
               ) -> dict[str, float]:
         labelled: Iterable[tuple[str | None, str, str]]
+        picks = None
         if isinstance(judgment, LabelRow):
             importance, assignment = judgment.importance, judgment.assignment
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
             # are the key's (none mapped, or no key: no coverage to compute)
-            mapped = self._keyed(key)[2] if key is not None else None
+            columns = self._keyed(key) if key is not None else None
+            mapped = columns.mapped if columns is not None else None
+            picks = columns.picks if columns is not None else None
             labelled = zip(mapped, importance, assignment) if mapped else ()
         else:
             importance = [n.importance for n in judgment.nuggets]
@@ -189,8 +221,8 @@ class NuggetsMethod(AnswerKeyMethod):
             labelled = ((n.mapped_sub_narrative, n.importance, n.assignment)
                         for n in judgment.nuggets)
         # the ragdoll profile: a failed assignment counts as not_support (RAGDoll's reading)
-        scores = (failures_scored if self.profile.failures_zero else answer_scores)(
-            importance, assignment)
+        scores = failures_scored(importance, assignment) if self.profile.failures_zero else \
+            answer_scores(importance, assignment, picks)
         length = judgment.length
         if length is None or judgment.stated_length:  # L from the text, never self-reported
             length = text_length(judgment.answer_text)
@@ -248,36 +280,34 @@ class NuggetsMethod(AnswerKeyMethod):
             keep_key_extras(assessment, keys[assessment.qid])
         return {run: [assessment_record(a) for a in items] for run, items in by_run.items()}
 
-    def _keyed(self, key: NuggetList) -> tuple[list[str], list[str], list[str | None] | None]:
-        """The key's nugget texts, importance labels and sub-narratives (None when no nugget
-        is mapped to one), made once per key (the last key's at hand: judgments come by
-        topic, two asks each)."""
+    def _keyed(self, key: NuggetList) -> _KeyColumns:
+        """The key's columns (`_KeyColumns`), made once per key (the last key's at hand:
+        judgments come by topic, two asks each)."""
         held = self.__dict__.get("_last_key")
-        if held is not None and held[0] is key:
-            return held[1], held[2], held[3]
-        cache: dict[int, tuple[NuggetList, list[str], list[str], list[str | None] | None]] = \
-            self.__dict__.setdefault("_key_columns", {})
+        if held is not None and held.key is key:
+            return held
+        cache: dict[int, _KeyColumns] = self.__dict__.setdefault("_key_columns", {})
         held = cache.get(id(key))
-        if held is None or held[0] is not key:
-            mapped = [n.mapped_sub_narrative for n in key.nuggets]
-            held = cache[id(key)] = (key, [n.text for n in key.nuggets],
-                                     [n.importance for n in key.nuggets],
-                                     mapped if any(m is not None for m in mapped) else None)
+        if held is None or held.key is not key:
+            held = cache[id(key)] = _KeyColumns.of(key)
         self.__dict__["_last_key"] = held
-        return held[1], held[2], held[3]
+        return held
 
     def _check_row(self, key: NuggetList | None, judged: Judged, row: LabelRow
                    ) -> Checked | None:
         """`check` of a LabelRow on whole columns: None when its nuggets differ from the key's
         (texts or importance labels), for the Assessment path to resolve and note."""
-        if key is not None and (row.texts, row.importance) != self._keyed(key)[:2]:
-            return None
+        if key is not None:
+            columns = self._keyed(key)
+            if row.texts != columns.texts or row.importance != columns.importance:
+                return None
+            if columns.plain is not None and UNJUDGED not in row.assignment:
+                return columns.plain  # shared: nothing unjudged, the key's warning
         counts = _NONE_UNJUDGED  # shared, never changed: most answers have none
         if UNJUDGED in row.importance or UNJUDGED in row.assignment:
             counts = +Counter(importance=row.importance.count(UNJUDGED),
                               assignment=row.assignment.count(UNJUDGED))
-        warning = None if "vital" in row.importance else f"topic {judged.qid} has no vital " \
-            "nugget: its V and V_strict are 0"
+        warning = None if "vital" in row.importance else no_vital(judged.qid)
         return Checked(counts, [], warning)
 
     def check(self, key: NuggetList | None, judged: Judged, lenient: bool) -> Checked:
@@ -293,7 +323,7 @@ class NuggetsMethod(AnswerKeyMethod):
             judged.record = judged.record.assessment()
         assessment: Assessment = judged.record
         notes: list[str] = []
-        if key is not None and [n.text for n in assessment.nuggets] != self._keyed(key)[0]:
+        if key is not None and [n.text for n in assessment.nuggets] != self._keyed(key).texts:
             notes += align_with_key(assessment, key, judged.path, judged.line, lenient)
         counts: Counter[str] = Counter()
         vital = False
@@ -314,6 +344,5 @@ class NuggetsMethod(AnswerKeyMethod):
                 counts["importance"] += 1
             if nugget.assignment == UNJUDGED:
                 counts["missing" if nugget.raw == MISSING else "assignment"] += 1
-        warning = None if vital else f"topic {judged.qid} has no vital nugget: its V and " \
-            "V_strict are 0"
+        warning = None if vital else no_vital(judged.qid)
         return Checked(counts, notes, warning)
