@@ -94,7 +94,7 @@ def main() -> None:
                             floor=[journal])
         for t in timings:
             print(t.line(what))
-            print(t.floor_line(what))
+            print(t.floor_line(what, [f for u in timings for f in u.floors]))
         for line in compare(Path(tmp) / "out", len(args.checkouts)):
             print(line)
 

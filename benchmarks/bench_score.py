@@ -101,7 +101,7 @@ def main() -> None:
                             floor=[folder / "assessments", key])
         for t in timings:
             print(t.line("score"))
-            print(t.floor_line("score"))
+            print(t.floor_line("score", [f for u in timings for f in u.floors]))
         for line in compare(folder / "out", len(args.checkouts)):
             print(line)
         rows = len((folder / "out" / "checkout0" / "round0" / "per_topic.tsv").read_text()

@@ -122,12 +122,16 @@ class Timings:
     def median(self, key: str) -> float:
         return statistics.median(r[key] for r in self.runs)
 
-    def floor_line(self, what: str) -> str:
-        """The parse floor beside the command's CPU time (imports left out of both)."""
-        floor = statistics.median(self.floors)
-        cpus = ", ".join(f"{f:.2f}" for f in self.floors)
-        return (f"{what} {self.checkout.label}: parse floor median {floor:.2f} s CPU ({cpus}); "
-                f"{what} median {self.median('cpu_s'):.2f} s CPU = "
+    def floor_line(self, what: str, pooled: Sequence[float] = ()) -> str:
+        """The parse floor beside the command's CPU time (imports left out of both).
+        `pooled`: the floors of every target (the same files parsed: one floor, more
+        rounds, steadier where other work shares the machine), else this target's own."""
+        floors = list(pooled) or self.floors
+        floor = statistics.median(floors)
+        cpus = ", ".join(f"{f:.2f}" for f in floors)
+        whose = "of every target's rounds" if pooled else "of its rounds"
+        return (f"{what} {self.checkout.label}: parse floor median {floor:.2f} s CPU {whose} "
+                f"({cpus}); {what} median {self.median('cpu_s'):.2f} s CPU = "
                 f"{self.median('cpu_s') / floor:.2f} x the floor (the whole process, its "
                 f"imports included: {self.median('cpu_total_s'):.2f} s CPU)")
 
