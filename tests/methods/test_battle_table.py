@@ -225,3 +225,30 @@ def test_score_keeps_to_the_topics_asked_and_counts_the_rest(tmp_path):
 def test_no_battles_given_one_by_one_is_an_empty_score_table():
     table = score_judged(BattlesMethod(), [])
     assert table.means == {} and table.per_topic == {} and not table.judged_nothing
+
+
+@pytest.mark.parametrize("count", ["true", "1.0", "18446744073709551616", "4294967296"])
+def test_counts_the_quick_path_does_not_take_are_read_as_one_by_one(tmp_path, count):
+    """A style count that is not a JSON integer of 64 bits (true, 1.0, 2^64) leaves the
+    quick path for the full reader, and one out of range (2^32) is found on the block: the
+    table is the one the file gives read line by line (each alone in its own file)."""
+    base = {"qid": "q1", "run_a": "alpha", "run_b": "beta",
+            "orders": [{"first": "alpha", "verdict": "A"}]}
+    lines = [json.dumps({**base, "style": {"a": STYLE, "b": STYLE}}),
+             json.dumps({**base, "qid": "q2", "style": {"a": STYLE, "b": STYLE}}
+                        ).replace('"words": 120', f'"words": {count}', 1)]
+    path = tmp_path / "b.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    alone = tmp_path / "alone.jsonl"
+    alone.write_text(lines[1] + "\n")
+    for lenient in (False, True):
+        try:
+            table = BattlesMethod().read_table([path], lenient=lenient)
+        except InputError as error:
+            with pytest.raises(InputError) as again:
+                BattlesMethod().read_table([alone], lenient=lenient)
+            assert again.value.message == error.message and error.line == 2
+            continue
+        one = BattlesMethod().read_table([alone], lenient=lenient)
+        assert table.styled.tolist()[1:] == one.styled.tolist()
+        assert table.style[1:].tolist() == one.style.tolist()

@@ -22,6 +22,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
+from itertools import chain
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,26 @@ class _Battle(msgspec.Struct, gc=False):
     style: _Style | None = None
 
 
-_DECODE = msgspec.json.Decoder(_Battle).decode
+# The quick path's battle: the same fields, each style count a JSON integer (msgspec checks
+# it while decoding; a line with any other count, true or 1.0, is read by the full reader),
+# so that a block's counts become an array at once (`_style_block`).
+_IntSide = msgspec.defstruct("_IntSide", [(name, int, 0) for name in FEATURES], gc=False)
+
+
+class _IntStyle(msgspec.Struct, gc=False):
+    a: _IntSide  # type: ignore[valid-type]
+    b: _IntSide  # type: ignore[valid-type]
+
+
+class _IntBattle(msgspec.Struct, gc=False):
+    qid: Any
+    run_a: Any
+    run_b: Any
+    orders: list[_Order]
+    style: _IntStyle | None = None
+
+
+_DECODE = msgspec.json.Decoder(_IntBattle).decode
 _COUNTS = attrgetter(*FEATURES)
 _NO_STYLE = _Side()  # a battle's sides without style
 _NOT_QUICK = (msgspec.MsgspecError, ValueError)  # ValueError: e.g. not UTF-8, or 3 orders
@@ -254,6 +274,7 @@ class _Block:
         self.raw: list[bytes] = []
         self.file: Any = []  # each row's file (an index), a list or an array
         self.line: Any = []  # each row's line
+        self.whole = False  # every style count a Python int (the quick path's `_IntBattle`)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -270,7 +291,7 @@ class _Block:
         return self.raw[k], int(self.file[k]), int(self.line[k])
 
 
-def _fields(battle: _Battle) -> tuple[Any, ...]:
+def _fields(battle: _Battle | _IntBattle) -> tuple[Any, ...]:
     """qid, run_a, run_b, each order's first run and verdict (the second order's first run
     and verdict `_ONE` when judged in one order), both answers' style (`_NO_STYLE`: none)."""
     orders = battle.orders
@@ -330,6 +351,7 @@ class _Reader:
 
         block = _Block()
         block.rows, block.file = rows, np.full(len(rows), file, dtype=np.int32)
+        block.whole = True
         if not skipped:
             block.raw, block.line = lines, np.arange(first, first + len(lines), dtype=np.int32)
         else:
@@ -416,7 +438,7 @@ class _Reader:
         agree = single | (r1 == r2)
         result = np.where(missing, 3, np.where(agree, r1, 2))
         flip = np.where(single | missing, -1, (~agree).astype(np.int8))
-        style, styled = _style_block(side_a, side_b)
+        style, styled = _style_block(side_a, side_b, block.whole)
         ok &= styled | np.array([side is _NO_STYLE for side in side_a], dtype=bool)  # a style
         # that is not counts: the full reader refuses it (or, --lenient, drops it)
         file = np.asarray(block.file, dtype=np.int32)
@@ -473,16 +495,26 @@ def _sorted(codes: _Codes) -> tuple[list[str], Any]:
     return [names[k] for k in order], renumber
 
 
-def _style_block(side_a: Sequence[Any], side_b: Sequence[Any]) -> tuple[Any, Any]:
+def _style_block(side_a: Sequence[Any], side_b: Sequence[Any], whole: bool = False
+                 ) -> tuple[Any, Any]:
     """A block's covariates (battles x (A's features, B's), as counts) and which battles
     carry them: a battle without style, or with a count that is not a whole number from 0
-    to 2^32, has none (all 0)."""
+    to 2^32, has none (all 0). `whole`: every count is a Python int (read in one pass)."""
     import numpy as np
 
     m, width = len(side_a), 2 * len(FEATURES)
     styled = np.array([side is not _NO_STYLE for side in side_a], dtype=bool)
+    values = None
+    if whole:
+        counts = chain.from_iterable(chain(map(_COUNTS, side_a), map(_COUNTS, side_b)))
+        try:
+            values = np.fromiter(counts, dtype=np.int64, count=m * width).reshape(
+                2 * m, len(FEATURES))
+        except OverflowError:  # beyond 64 bits: out of range, found below
+            values = None
     try:
-        values = np.array([*map(_COUNTS, side_a), *map(_COUNTS, side_b)])
+        if values is None:
+            values = np.array([*map(_COUNTS, side_a), *map(_COUNTS, side_b)])
     except ValueError:  # counts that are lists: an array of no shape
         values = np.array([None])
     if values.dtype.kind not in "iub" or values.shape != (2 * m, len(FEATURES)):
