@@ -419,13 +419,14 @@ class _Reader:
         import numpy as np
 
         qid, run_a, run_b, first, one, second, two, side_a, side_b = zip(*block.rows)
-        topic = np.array(list(map(self.topics.__getitem__, qid)), dtype=np.int32)
+        n = len(qid)  # the codes are ints of the dicts: an array in one pass each
+        topic = np.fromiter(map(self.topics.__getitem__, qid), dtype=np.int32, count=n)
         code = self.runs.__getitem__
-        a, b, first_run, second_run = (np.array(list(map(code, column)), dtype=np.int32)
+        a, b, first_run, second_run = (np.fromiter(map(code, column), dtype=np.int32, count=n)
                                        for column in (run_a, run_b, first, second))
         verdict = self.verdict_codes.__getitem__
-        v1 = np.array(list(map(verdict, one)), dtype=np.int8)
-        v2 = np.array(list(map(verdict, two)), dtype=np.int8)
+        v1 = np.fromiter(map(verdict, one), dtype=np.int8, count=n)
+        v2 = np.fromiter(map(verdict, two), dtype=np.int8, count=n)
         single = v2 == 4
         ok = (a != b) & ((first_run == a) | (first_run == b)) & (v1 >= 0) & (v1 <= 3) & (
             single | ((second_run == a) | (second_run == b)) & (second_run != first_run)

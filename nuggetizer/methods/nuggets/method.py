@@ -238,7 +238,8 @@ class NuggetsMethod(AnswerKeyMethod):
             return None
         if isinstance(judgment, LabelRow):
             labels = judgment.assignment
-            return "answer" if labels and labels.count(UNJUDGED) == len(labels) else None
+            return "answer" if labels and labels[0] == UNJUDGED and \
+                labels.count(UNJUDGED) == len(labels) else None
         labels = [n.assignment for n in judgment.nuggets]
         return "answer" if labels and all(a == UNJUDGED for a in labels) else None
 
