@@ -35,11 +35,12 @@ class Digest:
     def feed(self, block: bytes) -> None:
         self.hasher.update(block)
         self.fed += len(block)
-        if self.first is None:
-            self._head += block
-            end = self._head.find(b"\n")
-            if end >= 0:
-                self.first, self._head = self._head[:end], b""
+        if self.first is None:  # the first line's bytes, never the whole block copied
+            end = block.find(b"\n")
+            if end < 0:
+                self._head += block
+            else:
+                self.first, self._head = self._head + block[:end], b""
 
     def done(self) -> None:
         """Remember the digest when the file read is the file as it is now."""

@@ -13,7 +13,7 @@ from shared_data import RAG24
 
 from nuggetizer.formats import iter_jsonl
 from nuggetizer.formats import jsonl as jsonl_module
-from nuggetizer.formats.digests import known
+from nuggetizer.formats.digests import Digest, known
 from nuggetizer.run.provenance import input_entry
 
 NUGGETS = RAG24 / "nuggets.mistral.jsonl"
@@ -72,3 +72,15 @@ def test_line_numbers_and_endings_as_before(tmp_path: Path) -> None:
     path.write_bytes(b'{"a": 1}\r\n\n  \n{"b": 2}\n{"c": 3}')
     assert list(iter_jsonl(path)) == [(1, {"a": 1}), (4, {"b": 2}), (5, {"c": 3})]
     assert known(path, path.stat()) == (_apart(path), b'{"a": 1}')
+
+
+def test_a_digest_fed_in_blocks_is_the_file_s(tmp_path: Path) -> None:
+    """Blocks as the battles reader feeds them: the first line spanning three of them."""
+    path = tmp_path / "b.jsonl"
+    path.write_bytes(b'{"a": "' + b"x" * 30 + b'"}\r\n{"b": 2}\n')
+    digest = Digest(path, path.stat())
+    data = path.read_bytes()
+    for start in range(0, len(data), 16):
+        digest.feed(data[start:start + 16])
+    digest.done()
+    assert known(path, path.stat()) == (_apart(path), b'{"a": "' + b"x" * 30 + b'"}')
