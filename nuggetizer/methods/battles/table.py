@@ -52,41 +52,22 @@ class _Order(msgspec.Struct, gc=False):
     verdict: Any
 
 
-_Side = msgspec.defstruct("_Side", [(name, Any, 0) for name in FEATURES], gc=False)
+def _battle_type(count: Any, name: str) -> tuple[Any, Any]:
+    """A battle line's type and its sides' type, each style count of type `count`."""
+    side = msgspec.defstruct(f"{name}Side", [(f, count, 0) for f in FEATURES], gc=False)
+    style = msgspec.defstruct(f"{name}Style", [("a", side), ("b", side)], gc=False)
+    battle = msgspec.defstruct(f"{name}Battle", [
+        ("qid", Any), ("run_a", Any), ("run_b", Any), ("orders", list[_Order]),
+        ("style", style | None, None)], gc=False)
+    return battle, side
 
 
-class _Style(msgspec.Struct, gc=False):
-    a: _Side  # type: ignore[valid-type]
-    b: _Side  # type: ignore[valid-type]
-
-
-class _Battle(msgspec.Struct, gc=False):
-    qid: Any
-    run_a: Any
-    run_b: Any
-    orders: list[_Order]
-    style: _Style | None = None
-
-
-# The quick path's battle: the same fields, each style count a JSON integer (msgspec checks
-# it while decoding; a line with any other count, true or 1.0, is read by the full reader),
-# so that a block's counts become an array at once (`_style_block`).
-_IntSide = msgspec.defstruct("_IntSide", [(name, int, 0) for name in FEATURES], gc=False)
-
-
-class _IntStyle(msgspec.Struct, gc=False):
-    a: _IntSide  # type: ignore[valid-type]
-    b: _IntSide  # type: ignore[valid-type]
-
-
-class _IntBattle(msgspec.Struct, gc=False):
-    qid: Any
-    run_a: Any
-    run_b: Any
-    orders: list[_Order]
-    style: _IntStyle | None = None
-
-
+# The full reader's battle (counts as given, checked on the block), and the quick path's: each
+# style count a JSON integer (msgspec checks it while decoding; a line with any other count,
+# true or 1.0, is read by the full reader), so that a block's counts become an array at once
+# (`_style_block`).
+_Battle, _Side = _battle_type(Any, "_")
+_IntBattle, _ = _battle_type(int, "_Int")
 _DECODE = msgspec.json.Decoder(_IntBattle).decode
 _COUNTS = attrgetter(*FEATURES)
 _NO_STYLE = _Side()  # a battle's sides without style
@@ -291,7 +272,7 @@ class _Block:
         return self.raw[k], int(self.file[k]), int(self.line[k])
 
 
-def _fields(battle: _Battle | _IntBattle) -> tuple[Any, ...]:
+def _fields(battle: Any) -> tuple[Any, ...]:
     """qid, run_a, run_b, each order's first run and verdict (the second order's first run
     and verdict `_ONE` when judged in one order), both answers' style (`_NO_STYLE`: none)."""
     orders = battle.orders
