@@ -129,7 +129,7 @@ def iter_decoded(path: str | Path, decode: Callable[[bytes], T | None] | None
                  ) -> Iterator[tuple[int, T | dict[str, Any]]]:
     """(line, record) for each non-blank line: `decode(the line's bytes)` where that gives a
     record, else the line's object as `iter_jsonl` reads it (same errors)."""
-    yield from _iter_objects(Path(path), decode)
+    return _iter_objects(Path(path), decode)
 
 
 def _iter_objects(path: Path, decode: Callable[[bytes], Any] | None = None

@@ -20,13 +20,6 @@ from nuggetizer.formats.jsonl import iter_decoded
 from nuggetizer.labels import ASSIGNMENT_VALUES, IMPORTANCE_VALUES
 from nuggetizer.types import Assessment
 
-decode_line: Callable[[bytes], tuple[Any, ...] | None] | None
-try:
-    from nuggetizer.formats.label_decoder import decode_line as _decode_line
-    decode_line = _decode_line
-except ImportError:  # pragma: no cover - msgspec is an optional speed-up
-    decode_line = None
-
 _TEXT, _IMPORTANCE, _ASSIGNMENT = (itemgetter(f) for f in ("text", "importance", "assignment"))
 _IMPORTANCES = frozenset(IMPORTANCE_VALUES)
 _ASSIGNMENTS = frozenset(ASSIGNMENT_VALUES)
@@ -48,6 +41,10 @@ class LabelRow:
     importance: list[str]
     assignment: list[str]
     stated_length: bool = False
+    # what the scoring method learnt of the row when it checked it against its key (the
+    # nuggets method: the key's columns, when the row agrees with them and nothing in it is
+    # unjudged), for its scoring of the same row
+    checked: Any = None
 
     def assessment(self) -> Assessment:
         """The line as an Assessment."""
@@ -56,6 +53,15 @@ class LabelRow:
         return Assessment.model_validate({
             "run_id": self.run_id, "qid": self.qid, "query": self.query,
             "answer_text": self.answer_text, "length": self.length, "nuggets": nuggets})
+
+
+# msgspec's typed decoding of a line straight into a LabelRow (None: read it as an object)
+decode_line: Callable[[bytes], LabelRow | None] | None
+try:
+    from nuggetizer.formats.label_decoder import row_decoder
+    decode_line = row_decoder(LabelRow)
+except ImportError:  # pragma: no cover - msgspec is an optional speed-up
+    decode_line = None
 
 
 def _columns(obj: dict[str, Any]) -> LabelRow | None:
@@ -83,19 +89,13 @@ def _columns(obj: dict[str, Any]) -> LabelRow | None:
     return LabelRow(run_id, qid, query, answer, length, texts, importance, assignment)
 
 
-def _decoded(raw: bytes) -> LabelRow | None:
-    """The line as a LabelRow by msgspec's typed decoding (None: read it as an object)."""
-    fields = decode_line(raw) if decode_line is not None else None
-    return LabelRow(*fields) if fields is not None else None
-
-
 def iter_label_rows(path: str | Path, *, lenient: bool = False
                     ) -> Iterator[tuple[int, LabelRow | Assessment]]:
     """(line, record) of every line of an assessments file, in file order, for scoring: a
     LabelRow for a line exactly as this toolkit writes it, else the Assessment of
     `iter_assessments` (same errors)."""
     path = Path(path)
-    for number, obj in iter_decoded(path, _decoded if decode_line is not None else None):
+    for number, obj in iter_decoded(path, decode_line):
         if isinstance(obj, LabelRow):
             yield number, obj
             continue

@@ -55,27 +55,32 @@ def answer_scores(importance: Sequence[str], assignment: Sequence[str],
 
 
 def label_scores(importance: Sequence[str], assignment: Sequence[str],
-                 picks: Picks | None = None) -> dict[str, float]:
+                 picks: Picks | None = None, all_judged: bool = False) -> dict[str, float]:
     """Score one answer from its nuggets' importance and assignment labels, in nugget order.
 
     Unjudged assignments are left out of numerators and denominators (they are counted
     elsewhere, never scored as not_support); a nugget of unjudged importance counts in A only.
     A topic with no vital nugget gets V = V_strict = 0. (From the count of each label, counted
     in C: this runs once per judged answer; `picks`: `importance_picks(tuple(importance))`, where
-    the caller keeps it. Credits are 0, 0.5 and 1, so every sum is exact
-    and equals the sum in nugget order.)
+    the caller keeps it; `all_judged`: the caller knows no assignment is unjudged, so each
+    group's not_support count is the rest of it. Credits are 0, 0.5 and 1, so every sum is
+    exact and equals the sum in nugget order.)
     """
     vital_of, okay_of, every_nugget = picks or importance_picks(tuple(importance))
     vital, okay = vital_of(assignment), okay_of(assignment)
-    vital_full, vital_half, vital_none = vital.count(FULL), vital.count(HALF), vital.count(NONE)
-    okay_full, okay_half, okay_none = okay.count(FULL), okay.count(HALF), okay.count(NONE)
+    vital_full, vital_half = vital.count(FULL), vital.count(HALF)
+    okay_full, okay_half = okay.count(FULL), okay.count(HALF)
+    if all_judged:
+        n_vital, n_okay = len(vital), len(okay)
+    else:
+        n_vital = vital_full + vital_half + vital.count(NONE)
+        n_okay = okay_full + okay_half + okay.count(NONE)
     if every_nugget:  # each nugget vital or okay (as a key's are): the totals are theirs
-        full, half, none = vital_full + okay_full, vital_half + okay_half, vital_none + okay_none
+        full, half, n_all = vital_full + okay_full, vital_half + okay_half, n_vital + n_okay
     else:
         count = assignment.count
-        full, half, none = count(FULL), count(HALF), count(NONE)
-    n_all, n_vital = full + half + none, vital_full + vital_half + vital_none
-    n_okay = okay_full + okay_half + okay_none
+        full, half = count(FULL), count(HALF)
+        n_all = full + half + count(NONE)
     s_all, s_vital, s_okay = full + 0.5 * half, vital_full + 0.5 * vital_half, \
         okay_full + 0.5 * okay_half
     weight = n_vital + 0.5 * n_okay

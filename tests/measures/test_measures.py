@@ -108,3 +108,22 @@ def test_length_of_the_real_trec_rag_2024_runs(run: str, mean_length: float, ove
     assert round(sum(lengths) / len(lengths), 4) == mean_length
     assert sum(1 for n in raw if n > 400) == over_400
     assert max(lengths) <= 400
+
+
+def test_label_scores_told_nothing_is_unjudged_score_as_when_they_count() -> None:
+    """`all_judged` (the score engine knows no assignment is unjudged) takes each group's
+    not_support count as the rest of it: the same scores as counting, on every mix of labels,
+    including keys with a nugget of unjudged importance and keys without a vital one."""
+    import random
+
+    from nuggetizer.measures.nuggets import importance_picks, label_scores
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        size = rng.randint(1, 25)
+        importance = [rng.choice(("vital", "okay", "okay", "unjudged")) for _ in range(size)]
+        assignment = [rng.choice(("support", "partial_support", "not_support"))
+                      for _ in range(size)]
+        picks = importance_picks(tuple(importance))
+        assert label_scores(importance, assignment, picks, True) == \
+            label_scores(importance, assignment, picks) == label_scores(importance, assignment)

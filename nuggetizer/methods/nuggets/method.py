@@ -49,6 +49,7 @@ from nuggetizer.measures.nuggets import (
     answer_scores,
     failures_scored,
     importance_picks,
+    label_scores,
     no_vital,
     text_length,
 )
@@ -207,6 +208,18 @@ class NuggetsMethod(AnswerKeyMethod):
               ) -> dict[str, float]:
         labelled: Iterable[tuple[str | None, str, str]]
         picks = None
+        if type(judgment) is LabelRow and judgment.checked is not None \
+                and not self.profile.failures_zero:  # as its key, nothing unjudged (`check`)
+            columns = judgment.checked
+            scores = label_scores(columns.importance, judgment.assignment, columns.picks, True)
+            length = judgment.length
+            if length is None or judgment.stated_length:  # L from the text, as below
+                length = text_length(judgment.answer_text)
+            scores["L"] = float(length)
+            if columns.mapped:  # nuggets mapped to sub-narratives (else there is no coverage)
+                scores.update(sub_narrative_coverage(
+                    zip(columns.mapped, columns.importance, judgment.assignment)))
+            return scores
         if isinstance(judgment, LabelRow):
             importance, assignment = judgment.importance, judgment.assignment
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
@@ -303,6 +316,7 @@ class NuggetsMethod(AnswerKeyMethod):
             if row.texts != columns.texts or row.importance != columns.importance:
                 return None
             if columns.plain is not None and UNJUDGED not in row.assignment:
+                row.checked = columns  # for `score`: the key's columns, nothing unjudged
                 return columns.plain  # shared: nothing unjudged, the key's warning
         counts = _NONE_UNJUDGED  # shared, never changed: most answers have none
         if UNJUDGED in row.importance or UNJUDGED in row.assignment:
