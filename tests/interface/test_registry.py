@@ -89,3 +89,20 @@ def test_kpr_reads_topics_as_tsv(tmp_path: Path) -> None:
     assert [r["qid"] for r in records] == ["sample-1", "sample-2", "sample-3", "sample-4"]
     assert records[0]["query"] == (SAMPLE / "topics.tsv").read_text().split("\t")[1].split("\n")[0]
     assert all(isinstance(r["key_points"], list) for r in records)
+
+
+def test_asking_for_one_method_imports_that_one_and_listing_them_imports_all() -> None:
+    """`method_class` imports the entry point named for the method (scoring nuggets does not
+    import the battles and five others); `method_names` still lists every method, and a
+    plugin's method is found by name too."""
+    code = ("import sys\nfrom nuggetizer.interface.registry import method_class, method_names\n"
+            "method_class('nuggets')\n"
+            "print(sorted(m for m in sys.modules if m.startswith('nuggetizer.methods.')"
+            " and m.count('.') == 2))\n"
+            "print(method_class('keyterms').name, len(method_names()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=REPO, env={**os.environ, **plugin_env()})
+    assert done.returncode == 0, done.stderr
+    loaded, found = done.stdout.splitlines()
+    assert loaded == "['nuggetizer.methods.nuggets']"
+    assert found == "keyterms 8"
