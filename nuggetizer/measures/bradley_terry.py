@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -87,8 +88,9 @@ class Fit:
 
 
 class BattleCounts:
-    """Verdicts aggregated once: the runs (sorted), the pairs that met (i < j), and a sparse
-    topics x (pairs x 3) matrix of (wins of i, wins of j, ties) per topic."""
+    """Verdicts aggregated once: the runs (sorted), the pairs that met (i < j), and the
+    topics x (pairs x 3) counts of (wins of i, wins of j, ties) per topic, kept as their
+    nonzero cells (`by_topic` gives them as a sparse matrix)."""
 
     def __init__(self, verdicts: Iterable[Verdict]) -> None:
         rows = [(v.qid, v.run_a, v.run_b, v.result) for v in verdicts]
@@ -121,17 +123,25 @@ class BattleCounts:
         result = np.where(swap & (result < 2), 1 - result, result)
         keys, pair = np.unique(low * n + high, return_inverse=True)
         self.i, self.j = keys // n, keys % n
-        from scipy import sparse  # when fitted: its import would cost every command 0.3 s
+        width = 3 * len(keys)
+        cells, count = np.unique(topic * width + pair * 3 + result, return_counts=True)
+        self._topic, self._column = cells // width, cells % width
+        self._count = count.astype(float)
+        self._shape = (len(topics), width)
 
-        self.by_topic = sparse.csr_matrix(
-            (np.ones(len(topic)), (topic, pair * 3 + result)),
-            shape=(len(topics), 3 * len(keys)))
+    @property
+    def by_topic(self) -> Any:
+        """The counts as a sparse topics x (pairs x 3) matrix (scipy's CSR; imported here, for
+        the few who need it: its import costs 0.3 s)."""
+        from scipy import sparse
+
+        return sparse.csr_matrix((self._count, (self._topic, self._column)), shape=self._shape)
 
     def totals(self, weights: np.ndarray | None = None) -> np.ndarray:
-        """Per pair (wins of i, wins of j, ties), topics weighted (bootstrap multiplicities)."""
-        if weights is None:
-            weights = np.ones(len(self.topics))
-        return np.asarray(self.by_topic.T @ weights).reshape(-1, 3)
+        """Per pair (wins of i, wins of j, ties), topics weighted (bootstrap multiplicities).
+        The counts and weights are whole numbers, so every sum is exact, in any order."""
+        values = self._count if weights is None else self._count * weights[self._topic]
+        return np.bincount(self._column, values, self._shape[1]).reshape(-1, 3)
 
 
 def newton(objective: Objective, x: np.ndarray, tol: float = 1e-9,
@@ -168,8 +178,9 @@ def _half_objective(n: int, i: np.ndarray, j: np.ndarray, won: np.ndarray,
     """Bradley-Terry's penalised negative log-likelihood over theta, ties already halved."""
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         d = theta[i] - theta[j]
-        p = np.exp(-np.logaddexp(0.0, -d))
-        f = float(won @ np.logaddexp(0.0, -d) + lost @ np.logaddexp(0.0, d))
+        lose = np.logaddexp(0.0, -d)  # -log P(i beats j)
+        p = np.exp(-lose)
+        f = float(won @ lose + lost @ np.logaddexp(0.0, d))
         gd = (won + lost) * p - won
         grad = np.bincount(i, gd, n) - np.bincount(j, gd, n) + RIDGE * theta
         hess = _pair_hessian(n, i, j, (won + lost) * p * (1 - p)) + RIDGE * np.eye(n)
@@ -240,6 +251,15 @@ def _solve(counts: BattleCounts, totals: np.ndarray, ties: str,
     return theta, (math.exp(x[n]) if ties == "davidson" else None), iterations
 
 
+def _one_thread() -> AbstractContextManager[Any]:
+    """BLAS on one thread while fitting: each Newton step solves a system of one row per run
+    (150 at track scale), which OpenBLAS spreads over every core, spending more CPU on
+    handing it out than the solve takes (benchmarks/battles_score.py)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _check(ties: str) -> None:
     if ties not in TIE_RULES:
         raise ConfigError(f"the tie rule is one of {', '.join(TIE_RULES)}, not {ties!r}")
@@ -251,7 +271,8 @@ def fit_model(verdicts: Iterable[Verdict] | BattleCounts, ties: str = "half") ->
     counts = verdicts if isinstance(verdicts, BattleCounts) else BattleCounts(verdicts)
     if not counts.runs:
         return Fit({}, {}, None, 0)
-    theta, nu, iterations = _solve(counts, counts.totals(), ties)
+    with _one_thread():
+        theta, nu, iterations = _solve(counts, counts.totals(), ties)
     return Fit({run: CENTRE + SCALE * float(t) for run, t in zip(counts.runs, theta)},
                {run: float(t) for run, t in zip(counts.runs, theta)}, nu, iterations)
 
@@ -273,14 +294,16 @@ def bootstrap_intervals(verdicts: Iterable[Verdict] | BattleCounts, ties: str = 
     counts = verdicts if isinstance(verdicts, BattleCounts) else BattleCounts(verdicts)
     if not counts.runs:
         return {}
-    start, _, _ = _solve(counts, counts.totals(), ties)
     rng = np.random.default_rng(seed)
     topics = len(counts.topics)
     samples = np.empty((rounds, len(counts.runs)))
-    for r in range(rounds):
-        weights = np.bincount(rng.integers(0, topics, topics), minlength=topics).astype(float)
-        theta, _, _ = _solve(counts, counts.totals(weights), ties, np.nan_to_num(start))
-        samples[r] = CENTRE + SCALE * theta
+    with _one_thread():
+        start, _, _ = _solve(counts, counts.totals(), ties)
+        for r in range(rounds):
+            weights = np.bincount(rng.integers(0, topics, topics), minlength=topics)
+            theta, _, _ = _solve(counts, counts.totals(weights.astype(float)), ties,
+                                 np.nan_to_num(start))
+            samples[r] = CENTRE + SCALE * theta
     tail = (1 - level) / 2 * 100
     with warnings.catch_warnings():  # a run absent from every resample: (nan, nan)
         warnings.simplefilter("ignore", RuntimeWarning)
