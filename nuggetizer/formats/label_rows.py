@@ -41,10 +41,6 @@ class LabelRow:
     importance: list[str]
     assignment: list[str]
     stated_length: bool = False
-    # what the scoring method learnt of the row when it checked it against its key (the
-    # nuggets method: the key's columns, when the row agrees with them and nothing in it is
-    # unjudged), for its scoring of the same row
-    checked: Any = None
 
     def assessment(self) -> Assessment:
         """The line as an Assessment."""

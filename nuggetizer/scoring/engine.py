@@ -54,6 +54,9 @@ class ScoreTable:
     left_out: Counter[str] = field(default_factory=Counter)  # e.g. "answers with nothing judged"
     extras: dict[str, str] = field(default_factory=dict)  # a method scored per run's other tables
     profile: str = GUIDELINE.name  # the scoring profile (interface/profile.py)
+    # the measures written whole, its method's counts (battles); None: those of every
+    # registered method (scoring/tables.py `counts`), for a table made elsewhere
+    whole: frozenset[str] | None = None
 
     @property
     def judged_nothing(self) -> bool:
@@ -183,6 +186,8 @@ def score_judged(
         # bound once: this loop runs once per judgment, 45,000 times at 150 runs x 301 topics
         check, nothing_judged, score = method.check, method.nothing_judged, method.score
         pooled = method.judging.scoring == "pool"
+        agreeing = None if pooled or type(method).score_agreeing is \
+            AnswerKeyMethod.score_agreeing else method.score_agreeing
         for item in judged:
             qid = item.qid
             if qid not in blank and ((keys is not None and qid not in keys) or (
@@ -190,6 +195,14 @@ def score_judged(
                 outside += 1
                 continue
             key = blank[qid] if qid in blank else keys[qid] if keys is not None else None
+            done = agreeing(key, item) if agreeing is not None and qid not in blank else None
+            if done is not None:  # what the steps below give it, in one
+                read += 1
+                seen.setdefault(qid)
+                if done[1] is not None:
+                    warnings.setdefault(qid, done[1])
+                scored.setdefault(item.run_id, {})[qid] = done[0]
+                continue
             checked = check(key, item, lenient)
             if qid in blank:  # its topic is counted, not scored
                 continue
@@ -224,7 +237,7 @@ def score_judged(
             scored.setdefault(item.run_id, {})[qid] = method.score(key, item.record, records)
     table = ScoreTable(method.measures, method.primary, order, outside=outside,
                        unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty,
-                       profile=method.profile.name)
+                       profile=method.profile.name, whole=_counts(method))
     for run_id, answered in scored.items():
         _fill(table, method, run_id, answered)
     table.measures = tuple(m.name for m in method.declared if not m.diagnostic
@@ -232,6 +245,11 @@ def score_judged(
     _count_left_out(table, left_out, scored)
     table.warnings = [warnings[q] for q in order if q in warnings]
     return table
+
+
+def _counts(method: AnswerKeyMethod) -> frozenset[str]:
+    """The measures `method` declares as counts (written whole in the tables)."""
+    return frozenset(m.name for m in method.declared if m.scale == "count")
 
 
 def _judgeable(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
@@ -279,7 +297,8 @@ def _run_level(method: AnswerKeyMethod, table: JudgedTable, keys: Mapping[str, A
     runs = method.score_runs(table, order)
     scored = ScoreTable(method.measures, method.primary, order, outside=outside,
                         unjudged=dict(runs.unjudged), kinds=+kinds, empty=empty,
-                        extras=runs.extras, profile=method.profile.name)
+                        extras=runs.extras, profile=method.profile.name,
+                        whole=_counts(method))
     scored.per_topic, scored.means = runs.per_topic, runs.means
     _count_left_out(scored, left_out, runs.per_topic)
     for run_id in runs.means:
@@ -375,7 +394,10 @@ def combine_tables(tables: Sequence[ScoreTable]) -> ScoreTable:
     if len(set(measures)) != len(measures):
         raise ValueError(f"measure names repeat across the tables: {measures}")
     topics = list(dict.fromkeys(q for t in tables for q in t.topics))
-    combined = ScoreTable(measures, tables[0].primary, topics, profile=tables[0].profile)
+    wholes = [t.whole for t in tables if t.whole is not None]
+    combined = ScoreTable(measures, tables[0].primary, topics, profile=tables[0].profile,
+                          whole=frozenset().union(*wholes) if len(wholes) == len(tables)
+                          else None)
     for table in tables:
         for run_id, rows in table.per_topic.items():
             mine = combined.per_topic.setdefault(run_id, {})

@@ -98,7 +98,7 @@ def leaderboard_tsv(table: ScoreTable, measures: Sequence[str] | None = None) ->
     order (for the AutoNuggetizer `run_id V_strict V W_strict W A_strict A L` by V_strict);
     `measures` defaults to the table's; a count (battles) whole."""
     measures = table.measures if measures is None else measures
-    whole = counts()
+    whole = counts() if table.whole is None else table.whole
     lines = ["\t".join(("run_id", *measures))]
     for run_id in table.ranking():
         means = table.means[run_id]
@@ -110,7 +110,7 @@ def leaderboard_tsv(table: ScoreTable, measures: Sequence[str] | None = None) ->
 def per_topic_tsv(table: ScoreTable, measures: Sequence[str] | None = None) -> str:
     """Long form `run_id topic_id measure value`, with `all` rows holding the run means."""
     measures = table.measures if measures is None else measures
-    whole = counts()
+    whole = counts() if table.whole is None else table.whole
     lines = ["run_id\ttopic_id\tmeasure\tvalue"]
     # no count among them: a run's lines made a column at a time, each value's text once
     # (300,000 cells at track scale; the same text as `_cell`'s)

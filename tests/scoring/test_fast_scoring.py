@@ -124,3 +124,29 @@ def test_label_scores_equal_the_credits_summed_nugget_by_nugget() -> None:
             "W": (sv + 0.5 * so) / weight if weight else 0.0,
             "W_strict": (tv + 0.5 * to) / weight if weight else 0.0,
             "A": sa / na if na else 0.0, "A_strict": ta / na if na else 0.0}
+
+
+def test_scoring_nuggets_imports_no_other_method(tmp_path: Path) -> None:
+    """`score` of AutoNuggetizer judgments imports the nuggets method alone (its table's counts
+    are its own declarations, not every registered method's): the others' imports were a
+    fixed cost of every scoring. (The first command after an install loads them all once, to
+    keep their declarations for `--method` and the help: interface/index.py.)"""
+    import os
+    import subprocess
+
+    folder, key = assessments(tmp_path)
+    code = ("import sys\nfrom nuggetizer.cli import cli\n"
+            "cli(sys.argv[1:], prog_name='nuggetizer', standalone_mode=False)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('nuggetizer.methods.')"
+            " and m.count('.') == 2))\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for _ in range(2):  # the first keeps the declarations
+        done = subprocess.run([sys.executable, "-c", code, "score", str(folder), "--nuggets",
+                               str(key), "--lenient", "-o", str(tmp_path / "board.tsv"),
+                               "--per-topic", str(tmp_path / "per_topic.tsv")],
+                              capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "cache" / "nuggetizer").glob("declared-*.json"))
+    assert done.stdout.splitlines()[-1] == "['nuggetizer.methods.nuggets']"
+    assert (tmp_path / "per_topic.tsv").read_text(encoding="utf-8").startswith(
+        "run_id\ttopic_id\tmeasure\tvalue\n")

@@ -208,18 +208,6 @@ class NuggetsMethod(AnswerKeyMethod):
               ) -> dict[str, float]:
         labelled: Iterable[tuple[str | None, str, str]]
         picks = None
-        if type(judgment) is LabelRow and judgment.checked is not None \
-                and not self.profile.failures_zero:  # as its key, nothing unjudged (`check`)
-            columns = judgment.checked
-            scores = label_scores(columns.importance, judgment.assignment, columns.picks, True)
-            length = judgment.length
-            if length is None or judgment.stated_length:  # L from the text, as below
-                length = text_length(judgment.answer_text)
-            scores["L"] = float(length)
-            if columns.mapped:  # nuggets mapped to sub-narratives (else there is no coverage)
-                scores.update(sub_narrative_coverage(
-                    zip(columns.mapped, columns.importance, judgment.assignment)))
-            return scores
         if isinstance(judgment, LabelRow):
             importance, assignment = judgment.importance, judgment.assignment
             # a row's nuggets are the key's, in its order (`_check_row`): their sub-narratives
@@ -243,6 +231,28 @@ class NuggetsMethod(AnswerKeyMethod):
         if labelled:  # nuggets mapped to sub-narratives (else there is no coverage)
             scores.update(sub_narrative_coverage(labelled))
         return scores
+
+    def score_agreeing(self, key: NuggetList | None, judged: Judged
+                       ) -> tuple[dict[str, float], str | None] | None:
+        """A LabelRow whose nuggets are its key's (texts and importance, in order) with
+        every one assigned, scored from the key's columns; the others go through `check`."""
+        row = judged.record
+        if type(row) is not LabelRow or key is None or self.profile.failures_zero:
+            return None
+        columns = self._keyed(key)
+        plain, assignment = columns.plain, row.assignment
+        if plain is None or UNJUDGED in assignment or row.texts != columns.texts \
+                or row.importance != columns.importance:
+            return None
+        scores = label_scores(columns.importance, assignment, columns.picks, True)
+        length = row.length
+        if length is None or row.stated_length:  # L from the text, never self-reported
+            length = text_length(row.answer_text)
+        scores["L"] = float(length)
+        if columns.mapped:  # nuggets mapped to sub-narratives (else there is no coverage)
+            scores.update(sub_narrative_coverage(zip(columns.mapped, columns.importance,
+                                                     assignment)))
+        return scores, plain.warning
 
     def nothing_judged(self, judgment: Assessment | LabelRow) -> str | None:
         """An answer whose every nugget stayed unassigned: no score from it (under the
@@ -316,7 +326,6 @@ class NuggetsMethod(AnswerKeyMethod):
             if row.texts != columns.texts or row.importance != columns.importance:
                 return None
             if columns.plain is not None and UNJUDGED not in row.assignment:
-                row.checked = columns  # for `score`: the key's columns, nothing unjudged
                 return columns.plain  # shared: nothing unjudged, the key's warning
         counts = _NONE_UNJUDGED  # shared, never changed: most answers have none
         if UNJUDGED in row.importance or UNJUDGED in row.assignment:
