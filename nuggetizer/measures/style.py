@@ -115,6 +115,7 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
         RIDGE,
         SCALE,
         newton,
+        one_blas_thread,
     )
 
     n, k = len(runs), x.shape[1]
@@ -137,11 +138,12 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
         f, grad, _, p = parts(w)
         return f, grad, _blocks(n, a, b, xt, p * (1 - p)) + RIDGE * np.eye(n + k)
 
-    params, iterations = newton(objective, params, tol=tol, max_iter=max_iter)
-    _, _, r, p = parts(params)
-    hess = _blocks(n, a, b, xt, p * (1 - p)) + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)
-    inverse = np.linalg.inv(hess)
-    cov = inverse @ _blocks(n, a, b, xt, r**2) @ inverse
+    with one_blas_thread():
+        params, iterations = newton(objective, params, tol=tol, max_iter=max_iter)
+        _, _, r, p = parts(params)
+        hess = _blocks(n, a, b, xt, p * (1 - p)) + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)
+        inverse = np.linalg.inv(hess)
+        cov = inverse @ _blocks(n, a, b, xt, r**2) @ inverse
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     theta = params[:n] - params[:n].mean()
