@@ -4,7 +4,7 @@ the pure measure modules declare theirs without importing the method interface."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 UNIT = "0-1"  # the scale of a share or a mean of shares
@@ -58,3 +58,8 @@ class Measure:
 def names(measures: Sequence[Measure]) -> tuple[str, ...]:
     """The names of declared measures, in order."""
     return tuple(m.name for m in measures)
+
+
+def counted(measures: Iterable[Measure]) -> frozenset[str]:
+    """The names of the measures declared as counts (battles' wins): written whole."""
+    return frozenset(m.name for m in measures if m.scale == "count")

@@ -30,6 +30,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.interface.base import AnswerKeyMethod
 from nuggetizer.interface.profile import GUIDELINE
 from nuggetizer.interface.table import Judged, JudgedTable
+from nuggetizer.measures.base import counted
 
 
 @dataclass
@@ -237,7 +238,7 @@ def score_judged(
             scored.setdefault(item.run_id, {})[qid] = method.score(key, item.record, records)
     table = ScoreTable(method.measures, method.primary, order, outside=outside,
                        unjudged=unjudged, kinds=+kinds, notes=notes, empty=empty,
-                       profile=method.profile.name, whole=_counts(method))
+                       profile=method.profile.name, whole=counted(method.declared))
     for run_id, answered in scored.items():
         _fill(table, method, run_id, answered)
     table.measures = tuple(m.name for m in method.declared if not m.diagnostic
@@ -245,11 +246,6 @@ def score_judged(
     _count_left_out(table, left_out, scored)
     table.warnings = [warnings[q] for q in order if q in warnings]
     return table
-
-
-def _counts(method: AnswerKeyMethod) -> frozenset[str]:
-    """The measures `method` declares as counts (written whole in the tables)."""
-    return frozenset(m.name for m in method.declared if m.scale == "count")
 
 
 def _judgeable(method: AnswerKeyMethod, keys: Mapping[str, Any] | None,
@@ -298,7 +294,7 @@ def _run_level(method: AnswerKeyMethod, table: JudgedTable, keys: Mapping[str, A
     scored = ScoreTable(method.measures, method.primary, order, outside=outside,
                         unjudged=dict(runs.unjudged), kinds=+kinds, empty=empty,
                         extras=runs.extras, profile=method.profile.name,
-                        whole=_counts(method))
+                        whole=counted(method.declared))
     scored.per_topic, scored.means = runs.per_topic, runs.means
     _count_left_out(scored, left_out, runs.per_topic)
     for run_id in runs.means:

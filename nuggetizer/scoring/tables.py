@@ -14,6 +14,7 @@ from nuggetizer.errors import InputError
 from nuggetizer.formats.jsonl import iter_lines
 from nuggetizer.formats.writing import write_text_atomic
 from nuggetizer.interface.registry import method_class, method_names
+from nuggetizer.measures.base import counted
 from nuggetizer.scoring.engine import ScoreTable
 
 PER_TOPIC_HEADER = ["run_id", "topic_id", "measure", "value"]
@@ -84,8 +85,7 @@ def read_leaderboard(path: str | Path, measure: str) -> dict[str, float]:
 
 def counts() -> frozenset[str]:
     """The measures a registered method declares as counts (battles): written whole."""
-    return frozenset(m.name for name in method_names() for m in method_class(name).declared
-                     if m.scale == "count")
+    return frozenset().union(*(counted(method_class(name).declared) for name in method_names()))
 
 
 def _cell(measure: str, value: float, whole: frozenset[str]) -> str:
