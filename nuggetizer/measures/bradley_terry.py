@@ -48,7 +48,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -251,16 +250,6 @@ def _solve(counts: BattleCounts, totals: np.ndarray, ties: str,
     return theta, (math.exp(x[n]) if ties == "davidson" else None), iterations
 
 
-def one_blas_thread() -> AbstractContextManager[Any]:
-    """BLAS on one thread: for the products of a few feature columns with 400,000 battles
-    (measures/style.py), OpenBLAS's threads cost half as much CPU again for no time saved
-    (0.51 s against 0.76 to 0.88 s CPU, 0.42 to 0.48 s wall either way, 83 runs x 119
-    topics, 2 cores)."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _check(ties: str) -> None:
     if ties not in TIE_RULES:
         raise ConfigError(f"the tie rule is one of {', '.join(TIE_RULES)}, not {ties!r}")
@@ -294,10 +283,10 @@ def bootstrap_intervals(verdicts: Iterable[Verdict] | BattleCounts, ties: str = 
     counts = verdicts if isinstance(verdicts, BattleCounts) else BattleCounts(verdicts)
     if not counts.runs:
         return {}
+    start, _, _ = _solve(counts, counts.totals(), ties)
     rng = np.random.default_rng(seed)
     topics = len(counts.topics)
     samples = np.empty((rounds, len(counts.runs)))
-    start, _, _ = _solve(counts, counts.totals(), ties)
     for r in range(rounds):
         weights = np.bincount(rng.integers(0, topics, topics), minlength=topics).astype(float)
         theta, _, _ = _solve(counts, counts.totals(weights), ties, np.nan_to_num(start))
