@@ -95,6 +95,15 @@ class _KeyColumns:
                    importance_picks(tuple(importance)), plain)
 
 
+def _length(judgment: Assessment | LabelRow) -> float:
+    """L of a judged answer: its length as given, else (or when it was self-reported)
+    counted from its text."""
+    length = judgment.length
+    if length is None or judgment.stated_length:  # L from the text, never self-reported
+        length = text_length(judgment.answer_text)
+    return float(length)
+
+
 @register
 class NuggetsMethod(AnswerKeyMethod):
     """AutoNuggetizer (TREC 2024 RAG Track): nuggets from judged passages, importance labels,
@@ -224,10 +233,7 @@ class NuggetsMethod(AnswerKeyMethod):
         # the ragdoll profile: a failed assignment counts as not_support (RAGDoll's reading)
         scores = failures_scored(importance, assignment) if self.profile.failures_zero else \
             answer_scores(importance, assignment, picks)
-        length = judgment.length
-        if length is None or judgment.stated_length:  # L from the text, never self-reported
-            length = text_length(judgment.answer_text)
-        scores["L"] = float(length)
+        scores["L"] = _length(judgment)
         if labelled:  # nuggets mapped to sub-narratives (else there is no coverage)
             scores.update(sub_narrative_coverage(labelled))
         return scores
@@ -245,10 +251,7 @@ class NuggetsMethod(AnswerKeyMethod):
                 or row.importance != columns.importance:
             return None
         scores = label_scores(columns.importance, assignment, columns.picks, True)
-        length = row.length
-        if length is None or row.stated_length:  # L from the text, never self-reported
-            length = text_length(row.answer_text)
-        scores["L"] = float(length)
+        scores["L"] = _length(row)
         if columns.mapped:  # nuggets mapped to sub-narratives (else there is no coverage)
             scores.update(sub_narrative_coverage(zip(columns.mapped, columns.importance,
                                                      assignment)))
