@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -65,8 +66,8 @@ from nuggetizer.measures.verdicts import (
 )
 
 __all__ = ["RIDGE", "SCALE", "TIE_RULES", "BattleCounts", "Fit", "TwoOrders", "Verdict",
-           "bootstrap_intervals", "fit_bradley_terry", "fit_model", "flip_rates", "per_topic",
-           "reconcile", "sandwich_intervals", "win_matrix"]
+           "bootstrap_intervals", "fit_bradley_terry", "fit_model", "flip_rates",
+           "one_blas_thread", "per_topic", "reconcile", "sandwich_intervals", "win_matrix"]
 
 RIDGE = 1e-4
 SCALE = 400 / math.log(10)
@@ -127,6 +128,7 @@ class BattleCounts:
         self._topic, self._column = cells // width, cells % width
         self._count = count.astype(float)
         self._shape = (len(topics), width)
+        self._dense: np.ndarray | None = None
 
     @property
     def by_topic(self) -> Any:
@@ -138,9 +140,37 @@ class BattleCounts:
 
     def totals(self, weights: np.ndarray | None = None) -> np.ndarray:
         """Per pair (wins of i, wins of j, ties), topics weighted (bootstrap multiplicities).
-        The counts and weights are whole numbers, so every sum is exact, in any order."""
+        The counts and weights are whole numbers, so every sum is exact, in any order: with
+        weights, a product of the weights with the dense topics x (pairs x 3) counts in
+        single precision where every sum stays below 2^24 (exact there too; a bootstrap
+        round's totals in 0.2 ms rather than 1.5, 83 runs x 119 topics), else by counting."""
+        if weights is not None:
+            dense = self._dense_counts()
+            if dense is not None and float(weights.sum()) * self._count.max() < 2**24 and \
+                    (weights >= 0).all() and (weights == np.floor(weights)).all():
+                return (weights.astype(np.float32) @ dense).astype(float).reshape(-1, 3)
         values = self._count if weights is None else self._count * weights[self._topic]
         return np.bincount(self._column, values, self._shape[1]).reshape(-1, 3)
+
+    def _dense_counts(self) -> np.ndarray | None:
+        """The counts as a dense float32 topics x (pairs x 3) array, made once; None when it
+        would exceed 2^24 cells (64 MiB) or a count 2^24."""
+        if self._dense is None and self._shape[0] * self._shape[1] <= 2**24 and \
+                len(self._count) and self._count.max() < 2**24:
+            self._dense = np.zeros(self._shape, dtype=np.float32)
+            self._dense[self._topic, self._column] = self._count
+        return self._dense
+
+
+def one_blas_thread() -> AbstractContextManager[Any]:
+    """BLAS on one thread, for the fits here: OpenBLAS's threads, on products of a few
+    thousand pair counts or a few feature columns with 400,000 battles, cost CPU for no time
+    saved (the bootstrap's totals: 0.86 s CPU on 2 threads, 0.47 s on one, 0.43 and 0.47 s
+    wall; the style fit: 0.76 to 0.88 s CPU against 0.51 s, 0.42 to 0.48 s wall either way;
+    83 runs x 119 topics, 2 cores)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def newton(objective: Objective, x: np.ndarray, tol: float = 1e-9,
@@ -166,10 +196,10 @@ def newton(objective: Objective, x: np.ndarray, tol: float = 1e-9,
 
 def _pair_hessian(n: int, i: np.ndarray, j: np.ndarray, h: np.ndarray) -> np.ndarray:
     """The Hessian of sum_k h_k/2 (x_i - x_j)^2 over the pairs (a weighted graph Laplacian)."""
-    hess = np.diag(np.bincount(i, h, n) + np.bincount(j, h, n))
-    hess[i, j] -= h
-    hess[j, i] -= h
-    return hess
+    hess = np.zeros(n * n)  # filled by flat index: a third of the time of 2-d indexing
+    hess[i * n + j] = hess[j * n + i] = -h  # each pair once (i < j)
+    hess[::n + 1] = np.bincount(i, h, n) + np.bincount(j, h, n)
+    return hess.reshape(n, n)
 
 
 def _half_objective(n: int, i: np.ndarray, j: np.ndarray, won: np.ndarray,
@@ -287,10 +317,12 @@ def bootstrap_intervals(verdicts: Iterable[Verdict] | BattleCounts, ties: str = 
     rng = np.random.default_rng(seed)
     topics = len(counts.topics)
     samples = np.empty((rounds, len(counts.runs)))
-    for r in range(rounds):
-        weights = np.bincount(rng.integers(0, topics, topics), minlength=topics).astype(float)
-        theta, _, _ = _solve(counts, counts.totals(weights), ties, np.nan_to_num(start))
-        samples[r] = CENTRE + SCALE * theta
+    with one_blas_thread():
+        for r in range(rounds):
+            weights = np.bincount(rng.integers(0, topics, topics), minlength=topics
+                                  ).astype(float)
+            theta, _, _ = _solve(counts, counts.totals(weights), ties, np.nan_to_num(start))
+            samples[r] = CENTRE + SCALE * theta
     tail = (1 - level) / 2 * 100
     with warnings.catch_warnings():  # a run absent from every resample: (nan, nan)
         warnings.simplefilter("ignore", RuntimeWarning)

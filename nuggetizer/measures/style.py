@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy when a fit runs: not at every command's start (methods read FEATURES)
     import numpy as np
@@ -101,16 +100,6 @@ def _blocks(n: int, a: np.ndarray, b: np.ndarray, xt: np.ndarray, h: np.ndarray)
     return out
 
 
-def _one_blas_thread() -> AbstractContextManager[Any]:
-    """BLAS on one thread: for the products of a few feature columns with 400,000 battles
-    (the fit below), OpenBLAS's threads cost half as much CPU again for no time saved
-    (0.51 s against 0.76 to 0.88 s CPU, 0.42 to 0.48 s wall either way, 83 runs x 119
-    topics, 2 cores)."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
               x: np.ndarray, level: float = 0.95, tol: float = 1e-9,
               max_iter: int = 200, start: np.ndarray | None = None) -> StyleFit:
@@ -126,6 +115,7 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
         RIDGE,
         SCALE,
         newton,
+        one_blas_thread,
     )
 
     n, k = len(runs), x.shape[1]
@@ -148,7 +138,7 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
         f, grad, _, p = parts(w)
         return f, grad, _blocks(n, a, b, xt, p * (1 - p)) + RIDGE * np.eye(n + k)
 
-    with _one_blas_thread():
+    with one_blas_thread():
         params, iterations = newton(objective, params, tol=tol, max_iter=max_iter)
         _, _, r, p = parts(params)
         hess = _blocks(n, a, b, xt, p * (1 - p)) + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)

@@ -178,7 +178,8 @@ def test_the_leaderboard_shows_them_under_davidson() -> None:
 def test_battle_totals_are_the_sparse_matrix_s_products_exactly() -> None:
     """The per-pair totals, counted per topic without scipy, equal the topics x (pairs x 3)
     sparse matrix's product with the same topic weights, float for float (whole numbers):
-    so the bootstrap's resamples fit the same counts as before."""
+    so the bootstrap's resamples fit the same counts as before; and so do weights that are
+    not whole numbers, counted rather than multiplied in single precision."""
     rng = np.random.default_rng(3)
     runs = [f"run{k}" for k in range(9)]
     verdicts = [Verdict(f"q{rng.integers(0, 13)}", a, b, str(rng.choice(["a", "b", "tie"])))
@@ -186,7 +187,10 @@ def test_battle_totals_are_the_sparse_matrix_s_products_exactly() -> None:
     counts = BattleCounts(verdicts)
     matrix = counts.by_topic
     assert matrix.shape == (13, 3 * len(counts.i)) and matrix.sum() == 3000
-    for weights in [None, *(np.bincount(rng.integers(0, 13, 13), minlength=13).astype(float)
-                            for _ in range(20))]:
+    resamples = [np.bincount(rng.integers(0, 13, 13), minlength=13).astype(float)
+                 for _ in range(20)]
+    halves = [w + 0.5 for w in resamples[:5]]  # not whole numbers: counted, not multiplied
+    for weights in [None, *resamples, *halves]:
         product = np.asarray(matrix.T @ (np.ones(13) if weights is None else weights))
         assert np.array_equal(counts.totals(weights), product.reshape(-1, 3))
+    assert counts._dense is not None  # the resamples took the single-precision product
