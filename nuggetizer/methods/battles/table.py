@@ -22,10 +22,9 @@ import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from itertools import chain
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import orjson
@@ -52,24 +51,30 @@ class _Order(msgspec.Struct, gc=False):
     verdict: Any
 
 
-def _battle_type(count: Any, name: str) -> tuple[Any, Any]:
+# An order whose verdict is on the menu (msgspec checks it, and gives the menu's own strings)
+_QuickOrder = msgspec.defstruct("_QuickOrder", [("first", Any),
+                                                ("verdict", Literal[VERDICTS])], gc=False)
+
+
+def _battle_type(count: Any, order: Any, name: str) -> tuple[Any, Any]:
     """A battle line's type and its sides' type, each style count of type `count`."""
     side = msgspec.defstruct(f"{name}Side", [(f, count, 0) for f in FEATURES], gc=False)
     style = msgspec.defstruct(f"{name}Style", [("a", side), ("b", side)], gc=False)
     battle = msgspec.defstruct(f"{name}Battle", [
-        ("qid", Any), ("run_a", Any), ("run_b", Any), ("orders", list[_Order]),
+        ("qid", Any), ("run_a", Any), ("run_b", Any), ("orders", list[order]),
         ("style", style | None, None)], gc=False)
     return battle, side
 
 
-# The full reader's battle (counts as given, checked on the block), and the quick path's: each
-# style count a JSON integer (msgspec checks it while decoding; a line with any other count,
-# true or 1.0, is read by the full reader), so that a block's counts become an array at once
-# (`_style_block`).
-_Battle, _Side = _battle_type(Any, "_")
-_IntBattle, _ = _battle_type(int, "_Int")
+# The full reader's battle (counts and verdicts as given, checked on the block), and the quick
+# path's: each style count a JSON integer and each verdict on the menu (msgspec checks both
+# while decoding; a line with any other count, true or 1.0, or verdict is read by the full
+# reader), so that a block's counts become an array at once (`_style_block`).
+_Battle, _Side = _battle_type(Any, _Order, "_")
+_IntBattle, _ = _battle_type(int, _QuickOrder, "_Int")
 _DECODE = msgspec.json.Decoder(_IntBattle).decode
 _COUNTS = attrgetter(*FEATURES)
+_EACH = tuple(map(attrgetter, FEATURES))
 _NO_STYLE = _Side()  # a battle's sides without style
 _NOT_QUICK = (msgspec.MsgspecError, ValueError)  # ValueError: e.g. not UTF-8, or 3 orders
 
@@ -487,24 +492,27 @@ def _style_block(side_a: Sequence[Any], side_b: Sequence[Any], whole: bool = Fal
     m, width = len(side_a), 2 * len(FEATURES)
     styled = np.array([side is not _NO_STYLE for side in side_a], dtype=bool)
     values = None
-    if whole:
-        counts = chain.from_iterable(chain(map(_COUNTS, side_a), map(_COUNTS, side_b)))
+    if whole:  # a column per feature and side (a tuple per side costs half as much again)
+        values = np.empty((m, width), dtype=np.int64)
         try:
-            values = np.fromiter(counts, dtype=np.int64, count=m * width).reshape(
-                2 * m, len(FEATURES))
+            for k, count in enumerate(_EACH):
+                values[:, k] = np.fromiter(map(count, side_a), dtype=np.int64, count=m)
+                values[:, len(FEATURES) + k] = np.fromiter(map(count, side_b),
+                                                           dtype=np.int64, count=m)
         except OverflowError:  # beyond 64 bits: out of range, found below
             values = None
     try:
         if values is None:
             values = np.array([*map(_COUNTS, side_a), *map(_COUNTS, side_b)])
+            if values.shape == (2 * m, len(FEATURES)):
+                values = np.concatenate([values[:m], values[m:]], axis=1)
     except ValueError:  # counts that are lists: an array of no shape
         values = np.array([None])
-    if values.dtype.kind not in "iub" or values.shape != (2 * m, len(FEATURES)):
+    if values.dtype.kind not in "iub" or values.shape != (m, width):
         rows = [_counts(a, b) for a, b in zip(side_a, side_b)]
         styled &= np.array([row is not None for row in rows], dtype=bool)
         return np.array([row or (0,) * width for row in rows], dtype=np.uint32
                         ).reshape(m, width), styled
-    values = np.concatenate([values[:m], values[m:]], axis=1)
     styled &= ((values >= 0) & (values < 2 ** 32)).all(axis=1)
     values[~styled] = 0
     return values.astype(np.uint32), styled
