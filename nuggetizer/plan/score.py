@@ -79,8 +79,7 @@ def combine_stage(tables: Callable[[], Sequence[ScoreTable]], out: Path,
         table = combine_tables(found)
         write_tables(table, out / TABLES[0], out / TABLES[1])
         declared = {"profile": table.profile, **({"missing_methods": gone} if gone else {})}
-        for name in TABLES:
-            write_sidecar(out / name, inputs(), table.left_out, declared)
+        write_sidecar([out / name for name in TABLES], inputs(), table.left_out, declared)
         return table
 
     return local_stage("combine", run, done=done, title=lambda: (

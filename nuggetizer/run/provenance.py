@@ -145,28 +145,34 @@ def usage_steps(record: dict) -> dict[str, dict]:
     return steps
 
 
-def write_sidecar(output: Path, inputs: list[Path], left_out: Mapping[str, int] | None = None,
+def write_sidecar(output: Path | Sequence[Path], inputs: list[Path],
+                  left_out: Mapping[str, int] | None = None,
                   declared: Mapping[str, Any] | None = None) -> None:
     """Record beside an output (a TSV, graded qrels) which inputs (with hashes and provenance)
     it was made from, the token usage of the steps that made it and them (`usage`, one entry
     per step) and what its scores leave out (`left_out`: e.g. {"answers with nothing
     judged": 2}), if anything; `declared`: what the output declares of itself (graded qrels:
-    their `scale`)."""
-    entries = []
-    usage: dict[str, dict] = {}
-    own = output.with_name(output.name + ".usage.json")  # the step that made the output
-    for step, counters in usage_steps(read_json_object(own) or {}).items():
-        usage.setdefault(step, counters)
+    their `scale`). `output`: one output, or several made of the same inputs (a leaderboard
+    and its per-topic table): the inputs' entries are made once, and the text once where the
+    blocks agree (150 judgment files each listing their provenance: 220 KB of JSON)."""
+    outputs = [output] if isinstance(output, Path) else list(output)
+    entries = [input_entry(path) for path in inputs]
+    inputs_usage: dict[str, dict] = {}
     for path in inputs:
-        entries.append(input_entry(path))
         for step, counters in usage_steps(usage_of_input(path) or {}).items():
+            inputs_usage.setdefault(step, counters)
+    stamp = provenance(None, ())
+    last: tuple[dict, str] | None = None
+    for out in outputs:
+        # the step that made the output first
+        usage = usage_steps(read_json_object(out.with_name(out.name + ".usage.json")) or {})
+        for step, counters in inputs_usage.items():
             usage.setdefault(step, counters)
-    block = {"inputs": entries, **(declared or {}), **provenance(None, ())}
-    if usage:
-        block["usage"] = usage
-    if left_out:
-        block["left_out"] = dict(sorted(left_out.items()))
-    write_text_atomic(
-        output.with_name(output.name + ".provenance.json"),
-        json.dumps(block, indent=2, ensure_ascii=False) + "\n",
-    )
+        block = {"inputs": entries, **(declared or {}), **stamp}
+        if usage:
+            block["usage"] = usage
+        if left_out:
+            block["left_out"] = dict(sorted(left_out.items()))
+        if last is None or last[0] != block:
+            last = block, json.dumps(block, indent=2, ensure_ascii=False) + "\n"
+        write_text_atomic(out.with_name(out.name + ".provenance.json"), last[1])

@@ -120,7 +120,6 @@ def score_files(method: AnswerKeyMethod, paths: Sequence[Path], scope: ScoreScop
     if out.diversity is not None and isinstance(method, DiversityQrels):
         method.diversity_qrels(keys or {}, files, out.diversity)
         write_sidecar(out.diversity, inputs)
-    for path in (out.output, out.per_topic, out.autojudge):
-        if path is not None:
-            write_sidecar(path, inputs, table.left_out, {"profile": table.profile})
+    write_sidecar([p for p in (out.output, out.per_topic, out.autojudge) if p is not None],
+                  inputs, table.left_out, {"profile": table.profile})
     return table

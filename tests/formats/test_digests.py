@@ -84,3 +84,26 @@ def test_a_digest_fed_in_blocks_is_the_file_s(tmp_path: Path) -> None:
         digest.feed(data[start:start + 16])
     digest.done()
     assert known(path, path.stat()) == (_apart(path), b'{"a": "' + b"x" * 30 + b'"}')
+
+
+def test_outputs_of_the_same_inputs_get_their_own_sidecars(tmp_path: Path) -> None:
+    """Several outputs of the same inputs, written at once: each output's sidecar is the one
+    it would get alone, its own step's usage first (the text shared only where they agree)."""
+    from nuggetizer.run.provenance import write_sidecar
+
+    key = _copy(tmp_path)
+    board, per_topic, alone = (tmp_path / name for name in ("board.tsv", "pt.tsv", "one.tsv"))
+    (tmp_path / "pt.tsv.usage.json").write_text(json.dumps(
+        {"step": "score", "usage": {"calls": 3}}))
+    write_sidecar([board, per_topic], [key], {"answers with nothing judged": 2}, {"profile": "x"})
+    write_sidecar(alone, [key], {"answers with nothing judged": 2}, {"profile": "x"})
+
+    def read(path: Path) -> dict:
+        block = json.loads(path.with_name(path.name + ".provenance.json").read_text())
+        del block["created"]
+        return block
+
+    assert read(board) == read(alone)
+    assert read(per_topic) == {**read(alone), "usage": {"score": {"calls": 3}}}
+    assert read(board)["inputs"] == [input_entry(key)]
+    assert read(board)["left_out"] == {"answers with nothing judged": 2}
