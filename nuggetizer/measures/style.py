@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy when a fit runs: not at every command's start (methods read FEATURES)
     import numpy as np
@@ -76,25 +76,21 @@ class StyleFit:
     iterations: int
 
 
-def _laplacian(n: int, a: np.ndarray, b: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """sum over battles of h (e_a - e_b)(e_a - e_b)^T (battles may repeat a pair)."""
-    import numpy as np
-
-    m = np.bincount(a * n + b, h, n * n).reshape(n, n)
-    return np.diag(m.sum(axis=0) + m.sum(axis=1)) - m - m.T
-
-
-def _blocks(n: int, a: np.ndarray, b: np.ndarray, xt: np.ndarray, h: np.ndarray) -> np.ndarray:
+def _blocks(n: int, cell: np.ndarray, xt: np.ndarray, h: np.ndarray) -> np.ndarray:
     """sum over battles of h v v^T, v = (e_a - e_b, x): the (runs + features) square matrix
-    (`xt`: the covariates as features x battles)."""
+    (`cell`: each battle's a * n + b; `xt`: the covariates as features x battles). Summed per
+    cell of runs first, one count per feature (not one per feature and side: 14 ms a matrix
+    rather than 25, 405k battles)."""
     import numpy as np
 
     k = len(xt)
     out = np.zeros((n + k, n + k))
-    out[:n, :n] = _laplacian(n, a, b, h)
+    m = np.bincount(cell, h, n * n).reshape(n, n)  # battles may repeat a pair
+    out[:n, :n] = np.diag(m.sum(axis=0) + m.sum(axis=1)) - m - m.T
     hx = xt * h
     for f in range(k):
-        out[:n, n + f] = np.bincount(a, hx[f], n) - np.bincount(b, hx[f], n)
+        c = np.bincount(cell, hx[f], n * n).reshape(n, n)
+        out[:n, n + f] = c.sum(axis=1) - c.sum(axis=0)  # as run A, less as run B
     out[n:, :n] = out[:n, n:].T
     out[n:, n:] = hx @ xt.T
     return out
@@ -134,16 +130,22 @@ def fit_style(runs: Sequence[str], a: np.ndarray, b: np.ndarray, outcome: np.nda
         grad[n:] = xt @ r
         return f, grad + RIDGE * w, r, p
 
+    cell = a * n + b
+    last: dict[str, Any] = {}  # the point last evaluated: where Newton stops
+
     def objective(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        f, grad, _, p = parts(w)
-        return f, grad, _blocks(n, a, b, xt, p * (1 - p)) + RIDGE * np.eye(n + k)
+        f, grad, r, p = parts(w)
+        blocks = _blocks(n, cell, xt, p * (1 - p))
+        last.update(w=w, r=r, blocks=blocks)
+        return f, grad, blocks + RIDGE * np.eye(n + k)
 
     with one_blas_thread():
         params, iterations = newton(objective, params, tol=tol, max_iter=max_iter)
-        _, _, r, p = parts(params)
-        hess = _blocks(n, a, b, xt, p * (1 - p)) + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)
+        if last["w"] is not params:  # not the point evaluated last (never, as newton stands)
+            objective(params)
+        hess = last["blocks"] + ARENA_HESSIAN_REG * len(a) * np.eye(n + k)
         inverse = np.linalg.inv(hess)
-        cov = inverse @ _blocks(n, a, b, xt, r**2) @ inverse
+        cov = inverse @ _blocks(n, cell, xt, last["r"] ** 2) @ inverse
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     theta = params[:n] - params[:n].mean()
