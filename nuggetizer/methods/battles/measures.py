@@ -131,6 +131,7 @@ def run_scores(table: BattleTable, ties: str, rounds: int, seed: int, level: flo
         BattleCounts,
         bootstrap_intervals,
         fit_model,
+        one_blas_thread,
         sandwich_intervals,
     )
 
@@ -138,12 +139,14 @@ def run_scores(table: BattleTable, ties: str, rounds: int, seed: int, level: flo
     n = len(cols.runs)
     counts = BattleCounts.from_arrays(cols.runs, cols.topics, cols.topic, cols.a, cols.b,
                                       cols.result)
-    fit = fit_model(counts, ties=ties)
-    scores = fit.scores
-    intervals = bootstrap_intervals(counts, ties=ties, rounds=rounds, seed=seed, level=level) \
-        if rounds > 0 else {run: (score, score) for run, score in scores.items()}
-    sandwich = sandwich_intervals(counts, level=level, ties=ties) if n else {}
-    styled, style_tsv = style_table(cols, level, fit.log_strengths)
+    with one_blas_thread():  # products of a few runs' matrices: BLAS threads only spin
+        fit = fit_model(counts, ties=ties)
+        scores = fit.scores
+        intervals = bootstrap_intervals(counts, ties=ties, rounds=rounds, seed=seed,
+                                        level=level) if rounds > 0 else \
+            {run: (score, score) for run, score in scores.items()}
+        sandwich = sandwich_intervals(counts, level=level, ties=ties) if n else {}
+        styled, style_tsv = style_table(cols, level, fit.log_strengths)
     points_a = np.array([1.0, 0.0, 0.5])[cols.result]
     points = np.bincount(cols.a, points_a, n) + np.bincount(cols.b, 1 - points_a, n)
     played = np.bincount(cols.a, minlength=n) + np.bincount(cols.b, minlength=n)
