@@ -86,11 +86,14 @@ def style_table(cols: BattleTable, level: float, start: Mapping[str, float] | No
             if bare else "no battle has a result"
         return {}, head + f"# not fitted: {why}\n"
     k = len(FEATURES)
-    style = cols.style.astype(float)
-    xa, xb = style[:, :k], style[:, k:]
-    total = xa + xb
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x = np.where(total > 0, (xa - xb) / np.where(total > 0, total, 1.0), 0.0)
+    # features x battles, made in place (a third of the memory of the whole expression: 48
+    # MiB rather than 112 at 405k battles); both counts 0 (the difference 0) stays 0
+    sides = cols.style.T
+    x, total = sides[:k].astype(float), sides[k:].astype(float)
+    np.subtract(x, total, out=x)
+    total += sides[:k]
+    np.divide(x, total, out=x, where=total > 0)
+    x = x.T  # battles x features, each feature's values side by side (as the fit sums them)
     outcome = np.array([1.0, 0.0, 0.5])[cols.result]  # every battle here has a result
     fit = fit_style(cols.runs, cols.a, cols.b, outcome, x, level=level,
                     start=None if start is None else np.array([start[r] for r in cols.runs]))
