@@ -165,9 +165,10 @@ class BattleCounts:
 def one_blas_thread() -> AbstractContextManager[Any]:
     """BLAS on one thread, for the fits here: OpenBLAS's threads, on products of a few
     thousand pair counts or a few feature columns with 400,000 battles, cost CPU for no time
-    saved (the bootstrap's totals: 0.86 s CPU on 2 threads, 0.47 s on one, 0.43 and 0.47 s
-    wall; the style fit: 0.76 to 0.88 s CPU against 0.51 s, 0.42 to 0.48 s wall either way;
-    83 runs x 119 topics, 2 cores)."""
+    saved, and spin after a product beside the work that follows (200 bootstrap rounds:
+    0.86 s CPU on 2 threads, 0.47 s on one, 0.43 and 0.47 s wall; the style fit: 0.76 to
+    0.88 s CPU against 0.51 s, 0.42 to 0.48 s wall either way; 83 runs x 119 topics, 2
+    cores)."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")
