@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine  # noqa: E402
-from sidebyside import Target, target_of  # noqa: E402
+from sidebyside import FLOOR, Target, target_of  # noqa: E402
 
 # `nuggetizer ARGS` run N times in one process (the digests of the last run forgotten first)
 COMMAND = r"""
@@ -44,19 +44,12 @@ for _ in range(times):
         cli(args, prog_name="nuggetizer", standalone_mode=False)
 """
 
-# every line of the JSONL files decoded by orjson, N times (sidebyside.py's floor, repeated)
-FLOOR = r"""
+# sidebyside.py's parse floor, run N times in one process (one definition of the floor)
+FLOOR_TIMES = f"""
 import sys
-from pathlib import Path
-import orjson
-times, paths = int(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
-files = [f for p in paths for f in (sorted(p.rglob("*.jsonl")) if p.is_dir() else [p])]
+times = int(sys.argv.pop(1))
 for _ in range(times):
-    for file in files:
-        with file.open("rb", buffering=1 << 20) as f:
-            for line in f:
-                if line.strip():
-                    orjson.loads(line)
+    exec({FLOOR!r}, {{}})
 """
 
 COLLECTED = re.compile(r"Collected : (\d+)")
@@ -102,7 +95,7 @@ def main() -> None:
     print(f"command: nuggetizer {' '.join(args)}")
     floor = None
     if options.floor:
-        floor = warm(targets[0].python, FLOOR, [str(p) for p in options.floor])
+        floor = warm(targets[0].python, FLOOR_TIMES, [str(p) for p in options.floor])
         print(f"parse floor: {floor / 1e6:,.0f} M instructions")
     for target in targets:
         count = warm(target.python, COMMAND, args)
