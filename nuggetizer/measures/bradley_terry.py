@@ -127,6 +127,7 @@ class BattleCounts:
         cells, count = np.unique(topic * width + pair * 3 + result, return_counts=True)
         self._topic, self._column = cells // width, cells % width
         self._count = count.astype(float)
+        self._most = float(count.max()) if len(count) else 0.0  # the largest count
         self._shape = (len(topics), width)
         self._dense: np.ndarray | None = None
 
@@ -146,7 +147,7 @@ class BattleCounts:
         round's totals in 0.2 ms rather than 1.5, 83 runs x 119 topics), else by counting."""
         if weights is not None:
             dense = self._dense_counts()
-            if dense is not None and float(weights.sum()) * self._count.max() < 2**24 and \
+            if dense is not None and float(weights.sum()) * self._most < 2**24 and \
                     (weights >= 0).all() and (weights == np.floor(weights)).all():
                 return (weights.astype(np.float32) @ dense).astype(float).reshape(-1, 3)
         values = self._count if weights is None else self._count * weights[self._topic]
@@ -156,7 +157,7 @@ class BattleCounts:
         """The counts as a dense float32 topics x (pairs x 3) array, made once; None when it
         would exceed 2^24 cells (64 MiB) or a count 2^24."""
         if self._dense is None and self._shape[0] * self._shape[1] <= 2**24 and \
-                len(self._count) and self._count.max() < 2**24:
+                len(self._count) and self._most < 2**24:
             self._dense = np.zeros(self._shape, dtype=np.float32)
             self._dense[self._topic, self._column] = self._count
         return self._dense
